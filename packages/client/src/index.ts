@@ -1,0 +1,23 @@
+export { type ClientHandle, EngineCoreClient, type PauseMode } from "./client.js";
+export {
+  type BootstrappedTransport,
+  type CoordinatorConfig,
+  DEFAULT_ADVERTISED_HOST,
+  DEFAULT_CLIENT_INDEX,
+  DEFAULT_ENGINE_COUNT,
+  DEFAULT_READY_TIMEOUT_MS,
+  type EngineCoreClientConfig,
+  type HandshakeOwnerTransport,
+} from "./config.js";
+export * from "./errors.js";
+export { EngineCoreOutputStream } from "./output-stream.js";
+export type { CallRequest } from "./request.js";
+export {
+  type EngineCoreOutput,
+  type EngineCoreReadyResponse,
+  type EngineCoreRequest,
+  FinishReason,
+  finishReasonName,
+  type LoRARequest,
+  type SamplingParams,
+} from "@vllm-engine-core/protocol";
