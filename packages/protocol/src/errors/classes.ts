@@ -1,0 +1,296 @@
+import { VllmEngineCoreError } from "./base.js";
+
+const VERSION_HINT =
+  "Check that the engine runs the vLLM revision this client is pinned to (c67fe497) and that the frames were not corrupted.";
+
+/** A wire message could not be decoded (or a value could not be encoded) per vLLM's msgspec schema. */
+export class ProtocolError extends VllmEngineCoreError {
+  override readonly name = "ProtocolError";
+  readonly code = "PROTOCOL_ERROR" as const;
+  /** Struct or message being encoded/decoded, e.g. "EngineCoreOutputs". */
+  readonly struct: string;
+  /** Field path in wire (snake_case) names, e.g. "EngineCoreOutputs.outputs[3].new_token_ids[0]". */
+  readonly field: string | undefined;
+  /** What was wrong, without the struct/field prefix. */
+  readonly detail: string;
+  readonly direction: "decode" | "encode";
+
+  constructor(options: {
+    struct: string;
+    field?: string | undefined;
+    detail: string;
+    direction?: "decode" | "encode";
+  }) {
+    const direction = options.direction ?? "decode";
+    const where = options.field ? ` at ${options.field}` : "";
+    const hint =
+      direction === "decode"
+        ? VERSION_HINT
+        : "Fix the value passed to the encoder (see the field path) so it matches vLLM's schema.";
+    super(`Cannot ${direction} ${options.struct}${where}: ${options.detail}. ${hint}`);
+    this.struct = options.struct;
+    this.field = options.field;
+    this.detail = options.detail;
+    this.direction = direction;
+  }
+}
+
+export type HandshakeStage = "HELLO" | "READY" | "REGISTRATION" | "COORDINATOR";
+
+const STAGE_TEXT: Record<HandshakeStage, string> = {
+  HELLO: "a HELLO message on the handshake socket",
+  READY: "a READY message on the handshake socket",
+  REGISTRATION: "the input-socket registration (EngineCoreReadyResponse)",
+  COORDINATOR: "the coordinator's engine subscriptions",
+};
+
+/** An engine did not complete a handshake stage in time. */
+export class HandshakeTimeoutError extends VllmEngineCoreError {
+  override readonly name = "HandshakeTimeoutError";
+  readonly code = "HANDSHAKE_TIMEOUT" as const;
+  readonly stage: HandshakeStage;
+  readonly engineIndex: number | null;
+  readonly address: string;
+  readonly timeoutMs: number;
+  constructor(options: {
+    stage: HandshakeStage;
+    engineIndex: number | null;
+    address: string;
+    timeoutMs: number;
+  }) {
+    const who = options.engineIndex === null ? "an engine" : `engine ${options.engineIndex}`;
+    super(
+      `Timed out after ${options.timeoutMs} ms waiting for ${STAGE_TEXT[options.stage]} from ${who} on ${options.address}. ` +
+        "Check that the engine process is running, points at this address and is not still loading the model; raise readyTimeoutMs if startup is slow.",
+    );
+    this.stage = options.stage;
+    this.engineIndex = options.engineIndex;
+    this.address = options.address;
+    this.timeoutMs = options.timeoutMs;
+  }
+}
+
+/** A peer sent a handshake message this client does not expect (wrong frames, status or order). */
+export class UnexpectedHandshakeMessageError extends VllmEngineCoreError {
+  override readonly name = "UnexpectedHandshakeMessageError";
+  readonly code = "UNEXPECTED_HANDSHAKE_MESSAGE" as const;
+  readonly engineIndex: number | undefined;
+  readonly address: string;
+  readonly detail: string;
+  constructor(options: { engineIndex?: number | undefined; address: string; detail: string }) {
+    const who = options.engineIndex === undefined ? "a peer" : `engine ${options.engineIndex}`;
+    super(
+      `Unexpected handshake message from ${who} on ${options.address}: ${options.detail}. ` +
+        "Make sure only vLLM engines of the pinned revision connect to this address.",
+    );
+    this.engineIndex = options.engineIndex;
+    this.address = options.address;
+    this.detail = options.detail;
+  }
+}
+
+/** A peer connected with a routing identity that is not one of the expected engine identities. */
+export class UnexpectedEngineIdentityError extends VllmEngineCoreError {
+  override readonly name = "UnexpectedEngineIdentityError";
+  readonly code = "UNEXPECTED_ENGINE_IDENTITY" as const;
+  readonly identityHex: string;
+  readonly address: string;
+  readonly expected: string;
+  constructor(options: { identityHex: string; address: string; expected: string }) {
+    super(
+      `A peer with identity 0x${options.identityHex} connected to ${options.address}, expected ${options.expected}. ` +
+        "Check the engines' data-parallel ranks and the engine count / start index configured on this client.",
+    );
+    this.identityHex = options.identityHex;
+    this.address = options.address;
+    this.expected = options.expected;
+  }
+}
+
+export type SocketRole = "handshake" | "input" | "output" | "coordinator";
+
+/** A socket could not be bound. */
+export class BindError extends VllmEngineCoreError {
+  override readonly name = "BindError";
+  readonly code = "BIND_FAILED" as const;
+  readonly address: string;
+  readonly socket: SocketRole;
+  readonly causeMessage: string;
+  constructor(options: { address: string; socket: SocketRole; causeMessage: string }) {
+    super(
+      `Could not bind the ${options.socket} socket to ${options.address}: ${options.causeMessage}. ` +
+        "Choose a free port (or tcp://host:0) or remove the stale ipc path, and check the host address.",
+    );
+    this.address = options.address;
+    this.socket = options.socket;
+    this.causeMessage = options.causeMessage;
+  }
+}
+
+/** The transport was instantiated outside the runtime worker thread. */
+export class TransportOutsideRuntimeError extends VllmEngineCoreError {
+  override readonly name = "TransportOutsideRuntimeError";
+  readonly code = "TRANSPORT_OUTSIDE_RUNTIME" as const;
+  constructor() {
+    super(
+      "The engine transport can only run inside the runtime worker thread. " +
+        "Use @vllm-engine-core/runtime (openConnection) or @vllm-engine-core/client instead of importing the transport directly.",
+    );
+  }
+}
+
+/** An engine died (ENGINE_CORE_DEAD sentinel or lost connection). */
+export class EngineDeadError extends VllmEngineCoreError {
+  override readonly name = "EngineDeadError";
+  readonly code = "ENGINE_DEAD" as const;
+  readonly engineIndex: number | null;
+  readonly reason: string;
+  constructor(options: { engineIndex: number | null; reason: string }) {
+    const who = options.engineIndex === null ? "An engine" : `Engine ${options.engineIndex}`;
+    super(
+      `${who} is dead: ${options.reason}. In-flight requests were failed; check the engine's logs and restart it, then reconnect.`,
+    );
+    this.engineIndex = options.engineIndex;
+    this.reason = options.reason;
+  }
+}
+
+/** The runtime worker thread crashed or exited unexpectedly. */
+export class RuntimeCrashedError extends VllmEngineCoreError {
+  override readonly name = "RuntimeCrashedError";
+  readonly code = "RUNTIME_CRASHED" as const;
+  readonly reason: string;
+  constructor(options: { reason: string }) {
+    super(
+      `The engine-core runtime worker stopped unexpectedly: ${options.reason}. All requests were failed; open a new connection.`,
+    );
+    this.reason = options.reason;
+  }
+}
+
+/** The runtime host of a connection is no longer reachable from this thread. */
+export class RuntimeHostUnavailableError extends VllmEngineCoreError {
+  override readonly name = "RuntimeHostUnavailableError";
+  readonly code = "RUNTIME_HOST_UNAVAILABLE" as const;
+  constructor(options: { detail?: string } = {}) {
+    super(
+      `The runtime that owns this connection is not reachable${options.detail ? ` (${options.detail})` : ""}. ` +
+        "The thread that opened it may have exited or shut it down; open a new connection.",
+    );
+  }
+}
+
+/** The client (or connection) was closed before or during the operation. */
+export class ClientClosedError extends VllmEngineCoreError {
+  override readonly name = "ClientClosedError";
+  readonly code = "CLIENT_CLOSED" as const;
+  constructor(options: { detail?: string } = {}) {
+    super(
+      `The engine-core client is closed${options.detail ? ` (${options.detail})` : ""}. Create or attach a new connection to continue.`,
+    );
+  }
+}
+
+/** A request id is already in flight on this connection. */
+export class DuplicateRequestIdError extends VllmEngineCoreError {
+  override readonly name = "DuplicateRequestIdError";
+  readonly code = "DUPLICATE_REQUEST_ID" as const;
+  readonly requestId: string;
+  constructor(options: { requestId: string }) {
+    super(
+      `Request id "${options.requestId}" is already in flight. Use a unique id per request (e.g. add a random suffix).`,
+    );
+    this.requestId = options.requestId;
+  }
+}
+
+/** A request failed client-side validation (it would crash the engine's input thread). */
+export class InvalidRequestError extends VllmEngineCoreError {
+  override readonly name = "InvalidRequestError";
+  readonly code = "INVALID_REQUEST" as const;
+  readonly requestId: string | undefined;
+  readonly field: string;
+  readonly detail: string;
+  constructor(options: { requestId?: string | undefined; field: string; detail: string }) {
+    const which = options.requestId === undefined ? "The request" : `Request "${options.requestId}"`;
+    super(`${which} is invalid at ${options.field}: ${options.detail}. Fix that field and resubmit.`);
+    this.requestId = options.requestId;
+    this.field = options.field;
+    this.detail = options.detail;
+  }
+}
+
+/** A request asked for a data-parallel rank that is not connected. */
+export class InvalidDataParallelRankError extends VllmEngineCoreError {
+  override readonly name = "InvalidDataParallelRankError";
+  readonly code = "INVALID_DATA_PARALLEL_RANK" as const;
+  readonly rank: number;
+  readonly engineIndices: number[];
+  constructor(options: { rank: number; engineIndices: readonly number[] }) {
+    super(
+      `No connected engine has data-parallel rank ${options.rank} (connected: ${options.engineIndices.join(", ") || "none"}). ` +
+        "Pass one of the connected ranks or leave dataParallelRank unset.",
+    );
+    this.rank = options.rank;
+    this.engineIndices = [...options.engineIndices];
+  }
+}
+
+/** A utility (RPC) call failed inside the engine. */
+export class UtilityCallError extends VllmEngineCoreError {
+  override readonly name = "UtilityCallError";
+  readonly code = "UTILITY_CALL_FAILED" as const;
+  readonly method: string;
+  readonly engineIndex: number;
+  readonly failureMessage: string;
+  constructor(options: { method: string; engineIndex: number; failureMessage: string }) {
+    super(
+      `Utility call "${options.method}" failed on engine ${options.engineIndex}: ${options.failureMessage}. ` +
+        "Check the method name and arguments against the engine's EngineCore API and the engine logs.",
+    );
+    this.method = options.method;
+    this.engineIndex = options.engineIndex;
+    this.failureMessage = options.failureMessage;
+  }
+}
+
+/** Engines returned different results for a call that must agree across engines. */
+export class InconsistentUtilityResultsError extends VllmEngineCoreError {
+  override readonly name = "InconsistentUtilityResultsError";
+  readonly code = "INCONSISTENT_UTILITY_RESULTS" as const;
+  readonly method: string;
+  readonly results: unknown[];
+  constructor(options: { method: string; results: readonly unknown[] }) {
+    super(
+      `Engines returned different results for utility call "${options.method}". ` +
+        "The engines are in inconsistent states; inspect each engine (results are attached) or call them individually.",
+    );
+    this.method = options.method;
+    this.results = [...options.results];
+  }
+}
+
+/** The output stream of a request was closed before it finished. */
+export class RequestStreamClosedError extends VllmEngineCoreError {
+  override readonly name = "RequestStreamClosedError";
+  readonly code = "REQUEST_STREAM_CLOSED" as const;
+  readonly requestId: string;
+  constructor(options: { requestId: string }) {
+    super(
+      `The output stream of request "${options.requestId}" was closed before the request finished (aborted or detached). ` +
+        "Resubmit the request if you still need its output.",
+    );
+    this.requestId = options.requestId;
+  }
+}
+
+/** connect() was aborted through its AbortSignal. */
+export class ConnectAbortedError extends VllmEngineCoreError {
+  override readonly name = "ConnectAbortedError";
+  readonly code = "CONNECT_ABORTED" as const;
+  constructor(options: { detail?: string } = {}) {
+    super(
+      `Connecting to the engines was aborted${options.detail ? ` (${options.detail})` : ""}; every socket opened so far was closed. Call connect again to retry.`,
+    );
+  }
+}
