@@ -1,0 +1,208 @@
+import {
+  ClientClosedError,
+  decodeOutputMessage,
+  EngineDeadError,
+  InvalidDataParallelRankError,
+  ProtocolError,
+} from "@vllm-engine-core/protocol";
+import type * as zmq from "zeromq";
+import type { CoordinatorRuntime } from "./coordinator.js";
+import { TransportUsageError } from "./errors.js";
+import { identityHex } from "./identity.js";
+import { disconnectedIdentity } from "./liveness.js";
+import { SerialSendQueue } from "./send-queue.js";
+import { describe, type SocketSet } from "./sockets.js";
+import type { ConnectedEngine, CoordinatorLink, EngineTransport, OutputSink } from "./types.js";
+
+/**
+ * After a disconnect notification, wait this long before reporting the engine dead, so outputs it pushed
+ * just before dying (they travel on the other socket, the output PULL) reach the sink first.
+ */
+export const VANISH_GRACE_MS = 50;
+
+/** setInterval's maximum period; the interval only exists to hold the thread open. */
+const KEEP_ALIVE_PERIOD_MS = 2 ** 31 - 1;
+
+export interface TransportParts {
+  sockets: SocketSet;
+  input: zmq.Router;
+  output: zmq.Pull;
+  inputAddress: string;
+  outputAddress: string;
+  engines: ConnectedEngine[];
+  coordinator: CoordinatorRuntime | null;
+  /** Whether the input ROUTER reports disconnects per identity (see liveness.ts). */
+  detectsVanishedEngines: boolean;
+  heartbeatTimeoutMs: number;
+}
+
+export class ZmqEngineTransport implements EngineTransport {
+  readonly inputAddress: string;
+  readonly outputAddress: string;
+  readonly engines: readonly ConnectedEngine[];
+  readonly coordinator: CoordinatorLink | null;
+  readonly #parts: TransportParts;
+  readonly #inputQueue: SerialSendQueue;
+  readonly #byIndex = new Map<number, ConnectedEngine>();
+  readonly #byHex = new Map<string, ConnectedEngine>();
+  readonly #deadReasons = new Map<number, string>();
+  readonly #graceTimers = new Set<NodeJS.Timeout>();
+  readonly #pendingDeaths: [number | null, string][] = [];
+  readonly #loops: Promise<void>[] = [];
+  // Pending receives do not keep a Node thread alive; an open transport does, until close().
+  readonly #keepAlive = setInterval(() => undefined, KEEP_ALIVE_PERIOD_MS);
+  #sink: OutputSink | undefined;
+  #closing: Promise<void> | undefined;
+
+  constructor(parts: TransportParts) {
+    this.#parts = parts;
+    this.inputAddress = parts.inputAddress;
+    this.outputAddress = parts.outputAddress;
+    this.engines = Object.freeze([...parts.engines]);
+    this.coordinator = parts.coordinator;
+    this.#inputQueue = new SerialSendQueue(parts.input);
+    for (const engine of parts.engines) {
+      this.#byIndex.set(engine.index, engine);
+      this.#byHex.set(identityHex(engine.identity), engine);
+    }
+    this.#loops.push(this.#watchInput());
+    parts.coordinator?.start((reason) => this.#reportDead(null, reason));
+  }
+
+  startOutputLoop(sink: OutputSink): void {
+    if (this.#closing !== undefined) throw new ClientClosedError({ detail: "the transport was closed" });
+    if (this.#sink !== undefined) throw new TransportUsageError({ detail: "startOutputLoop() called twice" });
+    this.#sink = sink;
+    for (const [index, reason] of this.#pendingDeaths.splice(0))
+      this.#deliver(() => sink.onEngineDead(index, reason));
+    this.#loops.push(this.#readOutputs(sink));
+  }
+
+  send(engineIndex: number, frames: readonly Uint8Array[]): Promise<void> {
+    if (this.#closing !== undefined) {
+      return Promise.reject(new ClientClosedError({ detail: "the transport was closed" }));
+    }
+    const engine = this.#byIndex.get(engineIndex);
+    if (engine === undefined) {
+      return Promise.reject(
+        new InvalidDataParallelRankError({ rank: engineIndex, engineIndices: [...this.#byIndex.keys()] }),
+      );
+    }
+    const deadReason = this.#deadReasons.get(engineIndex);
+    if (deadReason !== undefined)
+      return Promise.reject(new EngineDeadError({ engineIndex, reason: deadReason }));
+    if (frames.length === 0) {
+      return Promise.reject(
+        new TransportUsageError({ detail: "send() needs at least the request-type frame" }),
+      );
+    }
+    return this.#inputQueue.send([engine.identity, ...frames]).catch((error: unknown) => {
+      // ROUTER_MANDATORY: the engine's route is gone (it vanished before the notification was handled).
+      if ((error as { code?: unknown }).code === "EHOSTUNREACH") {
+        throw new EngineDeadError({
+          engineIndex,
+          reason: "its input connection is gone (send: host unreachable)",
+        });
+      }
+      throw error;
+    });
+  }
+
+  close(): Promise<void> {
+    this.#closing ??= (async () => {
+      clearInterval(this.#keepAlive);
+      for (const timer of this.#graceTimers) clearTimeout(timer);
+      this.#graceTimers.clear();
+      this.#inputQueue.close(new ClientClosedError({ detail: "the transport was closed" }));
+      this.#parts.coordinator?.stop();
+      await this.#parts.sockets.closeAll();
+      await Promise.allSettled(this.#loops);
+    })();
+    return this.#closing;
+  }
+
+  async #readOutputs(sink: OutputSink): Promise<void> {
+    const { output } = this.#parts;
+    for (;;) {
+      let frames: Buffer[];
+      try {
+        frames = await output.receive();
+      } catch (error) {
+        if (this.#closing === undefined && !output.closed) {
+          this.#reportDead(null, `the output socket failed (${describe(error)})`);
+        }
+        return;
+      }
+      if (this.#closing !== undefined) return;
+      let message: ReturnType<typeof decodeOutputMessage>;
+      try {
+        message = decodeOutputMessage(frames);
+      } catch (error) {
+        const protocolError =
+          error instanceof ProtocolError
+            ? error
+            : new ProtocolError({ struct: "EngineCoreOutputs", detail: describe(error) });
+        this.#deliver(() => sink.onBadMessage(protocolError, frames));
+        continue;
+      }
+      if (message.kind === "dead") {
+        // The sentinel carries no engine index; with one engine it can only be that one.
+        const only = this.engines.length === 1 ? this.engines[0]!.index : null;
+        this.#reportDead(
+          only,
+          "the engine sent ENGINE_CORE_DEAD (a fatal error inside the engine; see its log)",
+        );
+      } else {
+        this.#deliver(() => sink.onOutputs(message.outputs, frames));
+      }
+    }
+  }
+
+  /** Reads the input ROUTER after startup: only disconnect notifications arrive there. */
+  async #watchInput(): Promise<void> {
+    const { input } = this.#parts;
+    for (;;) {
+      let frames: Buffer[];
+      try {
+        frames = await input.receive();
+      } catch {
+        return; // closed
+      }
+      const identity = disconnectedIdentity(frames);
+      const engine = identity === undefined ? undefined : this.#byHex.get(identityHex(identity));
+      if (engine === undefined || this.#closing !== undefined) continue;
+      const heartbeat =
+        this.#parts.heartbeatTimeoutMs > 0
+          ? `, or it missed ZMTP heartbeats for ${this.#parts.heartbeatTimeoutMs} ms`
+          : "";
+      const reason = `its connection closed without ENGINE_CORE_DEAD (process exited, was killed or crashed${heartbeat})`;
+      const timer = setTimeout(() => {
+        this.#graceTimers.delete(timer);
+        this.#reportDead(engine.index, reason);
+      }, VANISH_GRACE_MS);
+      this.#graceTimers.add(timer);
+    }
+  }
+
+  #reportDead(engineIndex: number | null, reason: string): void {
+    if (this.#closing !== undefined) return;
+    if (engineIndex !== null) {
+      if (this.#deadReasons.has(engineIndex)) return;
+      this.#deadReasons.set(engineIndex, reason);
+    }
+    const sink = this.#sink;
+    if (sink === undefined) this.#pendingDeaths.push([engineIndex, reason]);
+    else this.#deliver(() => sink.onEngineDead(engineIndex, reason));
+  }
+
+  /** A throwing sink is a bug in the caller: keep the loop alive, surface the error as uncaught. */
+  #deliver(call: () => void): void {
+    try {
+      call();
+    } catch (error) {
+      queueMicrotask(() => {
+        throw error;
+      });
+    }
+  }
+}

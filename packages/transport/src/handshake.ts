@@ -1,0 +1,172 @@
+// HELLO → INIT → READY on the handshake ROUTER (spec §3.4 steps 5–7).
+import {
+  decodeHandshakeStatus,
+  engineIndexFromIdentity,
+  type HandshakeStatus,
+  HandshakeTimeoutError,
+  UnexpectedEngineIdentityError,
+  UnexpectedHandshakeMessageError,
+} from "@vllm-engine-core/protocol";
+import type * as zmq from "zeromq";
+import { describeIndices, identityHex } from "./identity.js";
+import { abortable, receiveWithin } from "./waits.js";
+
+export interface HandshakeParams {
+  socket: zmq.Router;
+  /** Real bound handshake endpoint (for errors). */
+  address: string;
+  engineCount: number;
+  timeoutMs: number;
+  signal: AbortSignal | undefined;
+  /** Encoded INIT payload; identical for every engine. */
+  init: Uint8Array;
+  /** In-proc coordinator startup gate, run between the HELLO and READY phases. */
+  coordinatorGate: (() => Promise<void>) | undefined;
+}
+
+type EngineState = "hello" | "ready";
+
+const IDENTITY_RULE = "a 2-byte little-endian engine index (vLLM's EngineCoreProc routing identity)";
+
+/** Runs the handshake for `engineCount` engines; returns their identities keyed by hex. */
+export async function runHandshake(params: HandshakeParams): Promise<Map<string, Uint8Array>> {
+  const { socket, address, engineCount, timeoutMs, signal } = params;
+  const states = new Map<string, EngineState>();
+  const identities = new Map<string, Uint8Array>();
+  const pendingReady = () =>
+    [...states]
+      .filter(([, s]) => s !== "ready")
+      .map(([hex]) => engineIndexFromIdentity(identities.get(hex)!));
+
+  // HELLO phase: every engine says HELLO and gets INIT. Without a coordinator an engine may already say READY.
+  while (identities.size < engineCount) {
+    const frames = await receiveWithin(
+      socket,
+      timeoutMs,
+      signal,
+      () => new HandshakeTimeoutError({ stage: "HELLO", engineIndex: null, address, timeoutMs }),
+    );
+    const { identity, hex, index, status } = parseHandshakeMessage(frames, address);
+    if (status.status === "HELLO") {
+      if (states.has(hex)) {
+        throw new UnexpectedHandshakeMessageError({
+          engineIndex: index,
+          address,
+          detail: "duplicate HELLO (this engine identity already completed HELLO; two engines share a rank?)",
+        });
+      }
+      await abortable(socket.send([identity, params.init]), signal);
+      states.set(hex, "hello");
+      identities.set(hex, identity);
+    } else if (status.status === "READY") {
+      if (params.coordinatorGate !== undefined) {
+        throw new UnexpectedHandshakeMessageError({
+          engineIndex: index,
+          address,
+          detail: "READY before the coordinator startup gate opened",
+        });
+      }
+      markReady(states, hex, index, address, [...identities.values()]);
+    } else {
+      throw unexpectedStatus(status, index, address, "HELLO");
+    }
+  }
+
+  if (params.coordinatorGate !== undefined) await params.coordinatorGate();
+
+  // READY phase: every engine that said HELLO must now say READY (once).
+  for (let pending = pendingReady(); pending.length > 0; pending = pendingReady()) {
+    const only = pending.length === 1 ? pending[0]! : null;
+    const frames = await receiveWithin(
+      socket,
+      timeoutMs,
+      signal,
+      () => new HandshakeTimeoutError({ stage: "READY", engineIndex: only, address, timeoutMs }),
+    );
+    const { hex, index, status } = parseHandshakeMessage(frames, address);
+    if (status.status === "READY") {
+      markReady(states, hex, index, address, [...identities.values()]);
+    } else if (status.status === "HELLO") {
+      if (!states.has(hex)) throw unknownEngine(hex, address, [...identities.values()]);
+      throw new UnexpectedHandshakeMessageError({
+        engineIndex: index,
+        address,
+        detail: "duplicate HELLO after INIT was sent (the engine restarted during startup?)",
+      });
+    } else {
+      throw unexpectedStatus(status, index, address, "READY");
+    }
+  }
+  return identities;
+}
+
+function markReady(
+  states: Map<string, EngineState>,
+  hex: string,
+  index: number,
+  address: string,
+  known: Uint8Array[],
+): void {
+  const state = states.get(hex);
+  if (state === undefined) throw unknownEngine(hex, address, known);
+  if (state === "ready") {
+    throw new UnexpectedHandshakeMessageError({ engineIndex: index, address, detail: "duplicate READY" });
+  }
+  states.set(hex, "ready");
+}
+
+interface ParsedHandshakeMessage {
+  identity: Uint8Array;
+  hex: string;
+  index: number;
+  status: HandshakeStatus;
+}
+
+function parseHandshakeMessage(frames: Buffer[], address: string): ParsedHandshakeMessage {
+  const identity = frames[0];
+  const index =
+    identity !== undefined && identity.length === 2 ? engineIndexFromIdentity(identity) : undefined;
+  if (frames.length !== 2 || identity === undefined) {
+    throw new UnexpectedHandshakeMessageError({
+      engineIndex: index,
+      address,
+      detail: `expected 2 frames [identity, status map], got ${Math.max(frames.length - 1, 0)} frame(s) after the identity`,
+    });
+  }
+  const hex = identityHex(identity);
+  if (index === undefined) {
+    throw new UnexpectedEngineIdentityError({ identityHex: hex, address, expected: IDENTITY_RULE });
+  }
+  let status: HandshakeStatus;
+  try {
+    status = decodeHandshakeStatus(frames[1]!);
+  } catch (error) {
+    throw new UnexpectedHandshakeMessageError({
+      engineIndex: index,
+      address,
+      detail: `payload is not a HELLO/READY status map (${error instanceof Error ? error.message : String(error)})`,
+    });
+  }
+  return { identity, hex, index, status };
+}
+
+function unexpectedStatus(
+  status: HandshakeStatus,
+  index: number,
+  address: string,
+  phase: "HELLO" | "READY",
+): UnexpectedHandshakeMessageError {
+  return new UnexpectedHandshakeMessageError({
+    engineIndex: index,
+    address,
+    detail: `unexpected handshake status ${JSON.stringify(status.status)} during the ${phase} phase (expected "HELLO" or "READY")`,
+  });
+}
+
+function unknownEngine(hex: string, address: string, known: Uint8Array[]): UnexpectedEngineIdentityError {
+  const expected =
+    known.length === 0
+      ? "HELLO before READY"
+      : `one of the engines that said HELLO (${describeIndices(known.map(engineIndexFromIdentity))})`;
+  return new UnexpectedEngineIdentityError({ identityHex: hex, address, expected });
+}

@@ -1,0 +1,103 @@
+import type { EngineCoreOutputs, EngineCoreReadyResponse, ProtocolError } from "@vllm-engine-core/protocol";
+
+/** How the transport meets its engines (spec §3.4 / §3.5). */
+export type TransportConfig =
+  | {
+      /** This frontend binds the handshake ROUTER and runs HELLO → INIT → READY → registration itself. */
+      mode: "handshake-owner";
+      handshakeAddress: string;
+      /** Host used for the default `tcp://<host>:0` input/output binds. Default 127.0.0.1. */
+      advertisedHost?: string;
+      /** Number of engines that must complete the handshake. Default 1. */
+      engineCount?: number;
+      /** Bound on every single receive of the startup sequence (not a total budget). Default 30 000 ms. */
+      readyTimeoutMs?: number;
+      localInputAddress?: string;
+      localOutputAddress?: string;
+    }
+  | {
+      /** A supervisor already ran the handshake; bind the given addresses and wait for registrations. */
+      mode: "bootstrapped";
+      inputAddress: string;
+      outputAddress: string;
+      /** Engine index of the first expected engine. Default 0. */
+      engineStartIndex?: number;
+      /** Default 1. */
+      engineCount?: number;
+      /** Default 30 000 ms. */
+      readyTimeoutMs?: number;
+    };
+
+/** Data-parallel wave coordinator (spec §8.4). */
+export type CoordinatorConfig = { mode: "inproc" } | { mode: "external"; address: string };
+
+export interface ConnectedEngine {
+  /** Engine index (data-parallel rank) decoded from the identity. */
+  index: number;
+  /** 2-byte little-endian routing identity. */
+  identity: Uint8Array;
+  /** Decoded input-socket registration. */
+  readyResponse: EngineCoreReadyResponse;
+}
+
+export interface OutputSink {
+  /** One call per ZMQ message on the output PULL, in arrival order; frames are the raw received Buffers. */
+  onOutputs(outputs: EngineCoreOutputs, frames: Buffer[]): void;
+  /**
+   * ENGINE_CORE_DEAD sentinel (engineIndex null when the sentinel cannot be attributed to one engine) or an
+   * engine whose connection vanished (engineIndex known). Called at most once per engine index.
+   */
+  onEngineDead(engineIndex: number | null, reason: string): void;
+  /** An undecodable output message: reported, the loop keeps running. */
+  onBadMessage(error: ProtocolError, frames: Buffer[]): void;
+}
+
+/** Wave state of the data-parallel coordinator, as far as this frontend knows it. */
+export interface CoordinatorState {
+  currentWave: number;
+  enginesRunning: boolean;
+}
+
+/** Frontend side of the DP coordinator (present only when a coordinator was configured). */
+export interface CoordinatorLink {
+  readonly mode: "inproc" | "external";
+  /** Latest known wave state; stamp `currentWave` into every ADD. */
+  state(): CoordinatorState;
+  /**
+   * Call before sending a request to `engineIndex`. When the engines are paused this starts a new wave
+   * (in-proc: START_DP_WAVE broadcast; external: wake-up to the coordinator) and flips the state to running.
+   */
+  notifyRequest(engineIndex: number): Promise<void>;
+}
+
+export interface EngineTransport {
+  /** Real bound endpoints (port read back for :0). */
+  readonly inputAddress: string;
+  readonly outputAddress: string;
+  /** Sorted by identity bytes. */
+  readonly engines: readonly ConnectedEngine[];
+  /** Null unless connectTransport was given a coordinator. */
+  readonly coordinator: CoordinatorLink | null;
+  startOutputLoop(sink: OutputSink): void;
+  /**
+   * frames = [type, payload, ...aux]; one serial queue per socket. Do not mutate the frames until the
+   * promise settles.
+   */
+  send(engineIndex: number, frames: readonly Uint8Array[]): Promise<void>;
+  /** Idempotent; closes every socket with linger 0, stops loops, clears timers. */
+  close(): Promise<void>;
+}
+
+/** ZMTP heartbeats on the input ROUTER; they turn a frozen or unreachable engine into a disconnect. */
+export interface HeartbeatOptions {
+  /** Interval between PINGs. Default 1000 ms; 0 disables heartbeats. */
+  intervalMs?: number;
+  /** A connection without any traffic (PONG included) for this long is dropped. Default 5000 ms. */
+  timeoutMs?: number;
+}
+
+export interface ConnectOptions {
+  signal?: AbortSignal;
+  coordinator?: CoordinatorConfig;
+  heartbeat?: HeartbeatOptions;
+}
