@@ -38,7 +38,7 @@ export function optional<K extends string, O, I>(
   wire: string,
   key: K,
   codec: Codec<O, I>,
-  dflt: () => O,
+  dflt: () => NoInfer<O>,
 ): Field<K, O, I, false> {
   return { wire, key, codec, required: false, default: dflt };
 }

@@ -60,7 +60,7 @@ export const PoolingParamsCodec = arrayStruct("PoolingParams", [
   optional("skip_reading_prefix_cache", "skipReadingPrefixCache", nullable(BOOL), none),
   optional("late_interaction_params", "lateInteractionParams", nullable(LateInteractionParamsCodec), none),
   optional("extra_kwargs", "extraKwargs", nullable(STR_ANY_MAP), none),
-  optional("output_kind", "outputKind", intEnum("RequestOutputKind", [0, 1, 2] as const), () => 2),
+  optional("output_kind", "outputKind", intEnum("RequestOutputKind", [0, 1, 2] as const), () => 2 as const),
 ] as const);
 
 /** Nested tensors of a multimodal field: a tensor, a number, or a list of nested tensors. */

@@ -54,7 +54,7 @@ export const SamplingParamsCodec = sparseStruct("SamplingParams", [
   optional("skip_special_tokens", "skipSpecialTokens", BOOL, () => true),
   optional("spaces_between_special_tokens", "spacesBetweenSpecialTokens", BOOL, () => true),
   optional("include_stop_str_in_output", "includeStopStrInOutput", BOOL, () => false),
-  optional("output_kind", "outputKind", OUTPUT_KIND, () => 0),
+  optional("output_kind", "outputKind", OUTPUT_KIND, () => 0 as const),
   optional("stream_interval", "streamInterval", nullable(INT), none),
   optional("skip_clone", "skipClone", BOOL, () => false),
   optional("output_text_buffer_length", "outputTextBufferLength", INT, () => 0),
