@@ -1,0 +1,560 @@
+// One mock EngineCoreProc: its sockets (handshake DEALER, input DEALERs, output PUSHes), its scheduler,
+// its step loop and its fault switches. Several engines can live in one process; each is independent,
+// like separate vLLM engine processes.
+import { setTimeout as delay } from "node:timers/promises";
+import { Dealer, Push } from "zeromq";
+import { logEvent } from "./events.js";
+import type { ResolvedOptions } from "./options.js";
+import { type MockReadyResponse, makeReadyResponse } from "./ready-response.js";
+import { FINISH_ABORT, FINISH_ERROR, MockScheduler, type PauseState, type StepOutput } from "./scheduler.js";
+import { ExecutorState, invokeUtility, type UtilityHost, type UtilityOutcome } from "./utilities.js";
+import {
+  decodeInit,
+  decodeInput,
+  ENGINE_CORE_DEAD_FRAME,
+  encodeOutputs,
+  encodeRegistration,
+  encodeStatus,
+  engineIdentity,
+  GARBAGE_FRAME,
+  type InitAddresses,
+  type MockAddRequest,
+  type MockOutputs,
+} from "./wire.js";
+
+/** vLLM waits this long for INIT before giving up (HANDSHAKE_TIMEOUT_MINS = 5). */
+const INIT_TIMEOUT_MS = 5 * 60_000;
+const HANDSHAKE_LINGER_MS = 5_000;
+const OUTPUT_LINGER_MS = 4_000;
+
+type OutputItem =
+  | { kind: "outputs"; clientIndex: number; outputs: MockOutputs }
+  | { kind: "dead" }
+  | { kind: "garbage" };
+
+export type EngineEndReason = "shutdown" | "dead" | "startup-failed";
+
+export interface EngineHooks {
+  /** The engine has stopped for good (its sockets are closed). */
+  onEnded(engine: MockEngineCore, reason: EngineEndReason): void;
+  /** Crash fault: the whole process must die abruptly. */
+  crash(engineIndex: number): void;
+}
+
+function monotonicSeconds(): number {
+  // process.hrtime uses CLOCK_MONOTONIC on Linux, the clock behind Python's time.monotonic().
+  return Number(process.hrtime.bigint()) / 1e9;
+}
+
+export class MockEngineCore implements UtilityHost {
+  readonly identity: Buffer;
+  readonly readyResponse: MockReadyResponse;
+  readonly executor = new ExecutorState();
+  readonly #scheduler: MockScheduler;
+  readonly #options: ResolvedOptions;
+  readonly #hooks: EngineHooks;
+
+  #handshake: Dealer | undefined;
+  #inputs: Dealer[] = [];
+  #outputs: Push[] = [];
+  #outputQueue: OutputItem[] = [];
+  #draining: Promise<void> | undefined;
+  #outputDead = false;
+  #inputDead = false;
+
+  #steps = 0;
+  #stalled = false;
+  #garbageSent = false;
+  #ended = false;
+  #stopping = false;
+  #wake: (() => void) | undefined;
+  #idleWaiters: (() => void)[] = [];
+  #loop: Promise<void> | undefined;
+  /** Cancels the step delay and a stall when the engine stops. */
+  readonly #cancel = new AbortController();
+
+  constructor(
+    readonly engineIndex: number,
+    options: ResolvedOptions,
+    hooks: EngineHooks,
+  ) {
+    this.identity = engineIdentity(engineIndex);
+    this.#options = options;
+    this.#hooks = hooks;
+    this.readyResponse = makeReadyResponse(engineIndex, options.readyResponse);
+    this.#scheduler = new MockScheduler({
+      maxModelLen: this.readyResponse.maxModelLen,
+      maxNumSeqs: this.readyResponse.maxNumSeqs,
+      tokensPerStep: options.tokensPerStep,
+    });
+  }
+
+  get worldSize(): number {
+    return this.readyResponse.worldSize;
+  }
+
+  get steps(): number {
+    return this.#steps;
+  }
+
+  /** Runs the startup (handshake or bootstrap), then starts the input loops and the step loop. */
+  async start(): Promise<void> {
+    try {
+      if (this.#options.mode === "handshake") {
+        await this.#startWithHandshake();
+      } else {
+        this.#connectFrontend({
+          inputs: [this.#options.inputAddress!],
+          outputs: [this.#options.outputAddress!],
+        });
+      }
+    } catch (error) {
+      if (this.#stopping) return;
+      logEvent({
+        event: "fault",
+        kind: "startup-failed",
+        engineIndex: this.engineIndex,
+        detail: String(error),
+      });
+      await this.#closeSockets(0);
+      this.#end("startup-failed");
+      return;
+    }
+    if (this.#stopping) return;
+    this.#loop = this.#runLoop();
+  }
+
+  async #startWithHandshake(): Promise<void> {
+    const faults = this.#options.faults;
+    const handshake = new Dealer({ linger: HANDSHAKE_LINGER_MS, receiveTimeout: INIT_TIMEOUT_MS });
+    // zeromq.js types routingId as a string, but the native setter takes raw bytes (identities are binary).
+    (handshake as unknown as { routingId: Buffer }).routingId = this.identity;
+    this.#handshake = handshake;
+    handshake.connect(this.#options.handshakeAddress!);
+
+    const status = faults.badHello ? "HELO?" : "HELLO";
+    await handshake.send(encodeStatus({ status, local: false, headless: true }));
+    logEvent({ event: "hello", engineIndex: this.engineIndex, status });
+
+    let frames: Buffer[];
+    try {
+      frames = await handshake.receive();
+    } catch (error) {
+      if ((error as { code?: string }).code === "EAGAIN") {
+        throw new Error(
+          `Did not receive response from front-end process within ${INIT_TIMEOUT_MS / 60_000} minutes`,
+        );
+      }
+      throw error;
+    }
+    const addresses = decodeInit(frames[0] ?? new Uint8Array());
+    logEvent({ event: "init", engineIndex: this.engineIndex, addresses });
+
+    this.#connectFrontend(addresses);
+
+    if (faults.noReady) {
+      logEvent({ event: "fault", kind: "no-ready", engineIndex: this.engineIndex });
+      return; // the handshake socket stays open (and silent) until shutdown
+    }
+    await handshake.send(encodeStatus({ status: "READY", local: false, headless: true }));
+    logEvent({ event: "ready", engineIndex: this.engineIndex });
+    handshake.close(); // linger 5 s delivers READY even if the frontend reads it late
+    this.#handshake = undefined;
+  }
+
+  /** process_input_sockets + process_output_sockets startup: connect, register, start reading. */
+  #connectFrontend(addresses: InitAddresses): void {
+    const registration = encodeRegistration(this.readyResponse);
+    for (const address of addresses.inputs) {
+      const input = new Dealer({ linger: 0, sendHighWaterMark: 0, receiveHighWaterMark: 0 });
+      (input as unknown as { routingId: Buffer }).routingId = this.identity;
+      input.connect(address);
+      this.#inputs.push(input);
+      if (this.#options.faults.noRegistration) {
+        logEvent({ event: "fault", kind: "no-registration", engineIndex: this.engineIndex, address });
+      } else {
+        // Queued in the connect()ed pipe: resolves at once, delivered when the frontend is reachable.
+        void input.send(registration).catch(() => {});
+        logEvent({ event: "registered", engineIndex: this.engineIndex, address });
+      }
+    }
+    for (const address of addresses.outputs) {
+      const output = new Push({ linger: OUTPUT_LINGER_MS, sendHighWaterMark: 0 });
+      output.connect(address);
+      this.#outputs.push(output);
+    }
+    for (const input of this.#inputs) void this.#readInput(input);
+  }
+
+  async #readInput(socket: Dealer): Promise<void> {
+    try {
+      for await (const frames of socket) {
+        if (this.#inputDead || this.#stopping) break;
+        this.#handleInput(frames);
+      }
+    } catch (error) {
+      if (!socket.closed && !this.#stopping && !this.#inputDead) {
+        this.#killInput(`receive failed: ${String(error)}`);
+      }
+    }
+  }
+
+  /** vLLM's input thread dies on an exception (undecodable message, failed validation): reading stops for good. */
+  #killInput(detail: string): void {
+    if (this.#inputDead) return;
+    this.#inputDead = true;
+    logEvent({ event: "fault", kind: "input-thread-died", engineIndex: this.engineIndex, detail });
+    for (const input of this.#inputs) input.close();
+  }
+
+  #handleInput(frames: Buffer[]): void {
+    let message: ReturnType<typeof decodeInput>;
+    try {
+      message = decodeInput(frames);
+    } catch (error) {
+      this.#killInput(error instanceof Error ? error.message : String(error));
+      return;
+    }
+    switch (message.type) {
+      case "add":
+        this.#handleAdd(message.request);
+        break;
+      case "abort": {
+        const removed = this.#scheduler.abort(message.requestIds);
+        logEvent({ event: "abort", engineIndex: this.engineIndex, requestIds: message.requestIds, removed });
+        break;
+      }
+      case "utility":
+        this.#handleUtility(message.clientIndex, message.callId, message.method, message.args);
+        break;
+      case "other":
+        // vLLM's busy loop logs "Unrecognized input request type" and carries on.
+        logEvent({
+          event: "fault",
+          kind: "unrecognized-request-type",
+          engineIndex: this.engineIndex,
+          type: message.typeByte,
+        });
+        break;
+    }
+  }
+
+  #handleAdd(request: MockAddRequest): void {
+    const { requestId, clientIndex } = request;
+    logEvent({
+      event: "add",
+      engineIndex: this.engineIndex,
+      requestId,
+      clientIndex,
+      promptTokens: request.promptTokenIds?.length ?? 0,
+      maxTokens: request.sampling?.maxTokens,
+    });
+    if (this.#stopping) {
+      this.#sendFinish([requestId], clientIndex, FINISH_ABORT); // _reject_add_in_shutdown
+      return;
+    }
+    // preprocess_add_request / Request.__init__: failures here become ERROR outputs for that request.
+    if (request.sampling === null && request.pooling === null) {
+      logEvent({
+        event: "fault",
+        kind: "preprocess-error",
+        engineIndex: this.engineIndex,
+        requestId,
+        detail: "sampling_params and pooling_params can't both be unset",
+      });
+      this.#sendFinish([requestId], clientIndex, FINISH_ERROR);
+      return;
+    }
+    if (request.pooling !== null) {
+      // add_request raises in the busy loop for a pooling task the model does not support: fatal.
+      this.#fatal(`Unsupported task: ${JSON.stringify(request.pooling.task ?? null)} Supported tasks: []`);
+      return;
+    }
+    const sampling = request.sampling!;
+    if (sampling.maxTokens === null) {
+      logEvent({
+        event: "fault",
+        kind: "preprocess-error",
+        engineIndex: this.engineIndex,
+        requestId,
+        detail: "max_tokens is None",
+      });
+      this.#sendFinish([requestId], clientIndex, FINISH_ERROR);
+      return;
+    }
+    this.#scheduler.add({
+      requestId,
+      clientIndex,
+      promptTokenIds: request.promptTokenIds ?? [],
+      maxTokens: sampling.maxTokens,
+      minTokens: sampling.minTokens,
+      eosTokenId: sampling.eosTokenId,
+      stopTokenIds: sampling.stopTokenIds,
+    });
+    if (request.abortImmediately) this.#scheduler.abort([requestId]);
+    this.#wakeLoop();
+  }
+
+  #handleUtility(clientIndex: number, callId: bigint, method: string, args: unknown[]): void {
+    logEvent({ event: "utility", engineIndex: this.engineIndex, method, callId, clientIndex, args });
+    const reply = (outcome: UtilityOutcome) => {
+      this.#enqueue(clientIndex, {
+        utilityOutput: {
+          callId,
+          failureMessage: outcome.ok ? null : outcome.failureMessage,
+          result: outcome.ok ? { value: outcome.value } : null,
+        },
+      });
+    };
+    if (this.#stopping) {
+      reply({ ok: false, failureMessage: "Server shutting down" });
+      return;
+    }
+    const outcome = invokeUtility(this, method, args);
+    if (outcome instanceof Promise) void outcome.then(reply);
+    else reply(outcome);
+  }
+
+  // ---- UtilityHost -------------------------------------------------------------------------------------
+
+  numRunning(): number {
+    return this.#scheduler.numRunning;
+  }
+
+  pauseScheduler(mode: "abort" | "wait" | "keep", _clearCache: boolean): Promise<void> | undefined {
+    if (mode === "abort") this.#abortAll();
+    this.#scheduler.setPauseState(mode === "keep" ? "paused_all" : "paused_new");
+    if (!this.#scheduler.hasWork()) return undefined;
+    return new Promise<void>((resolve) => this.#idleWaiters.push(resolve));
+  }
+
+  resumeScheduler(): void {
+    this.#scheduler.setPauseState("unpaused");
+    this.#wakeLoop();
+  }
+
+  isSchedulerPaused(): boolean {
+    return this.#scheduler.pauseState !== ("unpaused" satisfies PauseState);
+  }
+
+  // ---- stepping ----------------------------------------------------------------------------------------
+
+  #wakeLoop(): void {
+    const wake = this.#wake;
+    this.#wake = undefined;
+    wake?.();
+  }
+
+  async #runLoop(): Promise<void> {
+    const { stepMs } = this.#options;
+    while (!this.#stopping && !this.#ended) {
+      if (!this.#scheduler.hasWork()) {
+        for (const resolve of this.#idleWaiters.splice(0)) resolve();
+        await new Promise<void>((resolve) => {
+          this.#wake = resolve;
+        });
+        continue;
+      }
+      const scheduled = this.#scheduler.schedule();
+      // The "forward pass": aborts arriving meanwhile remove requests before their tokens are emitted.
+      if (stepMs > 0) await this.#sleep(stepMs);
+      else await new Promise<void>((resolve) => setImmediate(resolve));
+      if (this.#stopping || this.#ended) return;
+      const result = this.#scheduler.complete(scheduled);
+      if (result.scheduled === 0) continue;
+      this.#steps++;
+      for (const [clientIndex, outputs] of result.byClient) this.#enqueue(clientIndex, { outputs });
+      for (const f of result.finished) {
+        logEvent({ event: "finished", engineIndex: this.engineIndex, ...f });
+      }
+      if (process.env.MOCK_ENGINE_LOG_STEPS === "1") {
+        logEvent({
+          event: "step",
+          engineIndex: this.engineIndex,
+          step: this.#steps,
+          scheduled: result.scheduled,
+        });
+      }
+      await this.#afterStepFaults();
+    }
+  }
+
+  async #afterStepFaults(): Promise<void> {
+    const f = this.#options.faults;
+    const n = this.#steps;
+    if (f.crashAfterSteps !== undefined && n >= f.crashAfterSteps) {
+      logEvent({ event: "fault", kind: "crash", engineIndex: this.engineIndex, step: n });
+      this.#hooks.crash(this.engineIndex);
+      return;
+    }
+    if (f.deadSentinelAfterSteps !== undefined && n >= f.deadSentinelAfterSteps) {
+      this.#fatal(`fault switch: deadSentinelAfterSteps=${f.deadSentinelAfterSteps}`);
+      return;
+    }
+    if (f.garbageFrameAfterSteps !== undefined && n >= f.garbageFrameAfterSteps && !this.#garbageSent) {
+      this.#garbageSent = true;
+      logEvent({ event: "fault", kind: "garbage-frame", engineIndex: this.engineIndex, step: n });
+      this.#outputQueue.push({ kind: "garbage" });
+      this.#drain();
+    }
+    if (f.stallAfterSteps !== undefined && n >= f.stallAfterSteps && !this.#stalled) {
+      this.#stalled = true;
+      logEvent({ event: "fault", kind: "stall", engineIndex: this.engineIndex, step: n, stallMs: f.stallMs });
+      await this.#sleep(f.stallMs ?? 0);
+    }
+  }
+
+  /** A delay that ends early (without throwing) when the engine stops. */
+  async #sleep(ms: number): Promise<void> {
+    await delay(ms, undefined, { signal: this.#cancel.signal }).catch(() => {});
+  }
+
+  // ---- outputs -----------------------------------------------------------------------------------------
+
+  #enqueue(clientIndex: number, outputs: Omit<MockOutputs, "engineIndex" | "timestamp">): void {
+    this.#outputQueue.push({
+      kind: "outputs",
+      clientIndex,
+      outputs: { ...outputs, engineIndex: this.engineIndex, timestamp: monotonicSeconds() },
+    });
+    this.#drain();
+  }
+
+  /** _send_finish_outputs_to_client: terminal outputs without tokens, listed in finished_requests too. */
+  #sendFinish(requestIds: string[], clientIndex: number, finishReason: number): void {
+    const outputs: StepOutput[] = requestIds.map((requestId) => ({
+      requestId,
+      newTokenIds: [],
+      finishReason,
+      stopReason: null,
+    }));
+    this.#enqueue(clientIndex, { outputs, finishedRequests: requestIds });
+    for (const requestId of requestIds) {
+      logEvent({
+        event: "finished",
+        engineIndex: this.engineIndex,
+        requestId,
+        clientIndex,
+        finishReason,
+        stopReason: null,
+        tokens: 0,
+      });
+    }
+  }
+
+  /** finish_requests(None, ABORTED) + _send_abort_outputs: ABORT outputs grouped per client. */
+  #abortAll(): void {
+    const byClient = new Map<number, string[]>();
+    for (const { requestId, clientIndex } of this.#scheduler.finishAll()) {
+      const ids = byClient.get(clientIndex) ?? [];
+      ids.push(requestId);
+      byClient.set(clientIndex, ids);
+    }
+    for (const [clientIndex, ids] of byClient) this.#sendFinish(ids, clientIndex, FINISH_ABORT);
+  }
+
+  /** The output thread: one message at a time, in queue order, like vLLM's single output IO thread. */
+  #drain(): Promise<void> {
+    this.#draining ??= (async () => {
+      try {
+        while (this.#outputQueue.length > 0 && !this.#outputDead) {
+          const item = this.#outputQueue.shift()!;
+          await this.#sendItem(item);
+        }
+      } finally {
+        this.#draining = undefined;
+      }
+    })();
+    return this.#draining;
+  }
+
+  async #sendItem(item: OutputItem): Promise<void> {
+    if (item.kind === "dead") {
+      for (const socket of this.#outputs) await socket.send(ENGINE_CORE_DEAD_FRAME);
+      this.#outputDead = true; // the output thread ends after the sentinel
+      return;
+    }
+    if (item.kind === "garbage") {
+      for (const socket of this.#outputs) await socket.send(GARBAGE_FRAME);
+      return;
+    }
+    const socket = this.#outputs[item.clientIndex];
+    if (!socket) {
+      // vLLM indexes its output sockets with client_index; an out-of-range index kills the output thread.
+      this.#outputDead = true;
+      logEvent({
+        event: "fault",
+        kind: "output-thread-died",
+        engineIndex: this.engineIndex,
+        detail: `client_index ${item.clientIndex} out of range (${this.#outputs.length} output sockets)`,
+      });
+      return;
+    }
+    if (this.#options.timestamps === "wall") item.outputs.timestamp = Date.now() / 1000;
+    await socket.send(encodeOutputs(item.outputs));
+  }
+
+  // ---- death and shutdown ------------------------------------------------------------------------------
+
+  /** A fatal engine error: ENGINE_CORE_DEAD on every output socket, then the engine is gone. */
+  #fatal(reason: string): void {
+    if (this.#ended || this.#stopping) return;
+    this.#stopping = true;
+    this.#cancel.abort();
+    logEvent({ event: "fault", kind: "engine-dead", engineIndex: this.engineIndex, detail: reason });
+    this.#wakeLoop();
+    this.#outputQueue.push({ kind: "dead" });
+    void (async () => {
+      await Promise.race([this.#drain(), delay(5_000)]); // vLLM joins the output thread for up to 5 s
+      await this.#closeSockets(OUTPUT_LINGER_MS);
+      this.#end("dead");
+    })();
+  }
+
+  /**
+   * Graceful shutdown (SIGTERM with vLLM's default shutdown_timeout 0): in-flight requests get ABORT outputs,
+   * then every socket is closed; pending output is flushed within the PUSH linger.
+   */
+  async shutdown(): Promise<void> {
+    if (this.#ended) return;
+    if (this.#stopping) {
+      await this.#endedPromise;
+      return;
+    }
+    this.#stopping = true;
+    this.#cancel.abort();
+    this.#abortAll();
+    this.#wakeLoop();
+    for (const resolve of this.#idleWaiters.splice(0)) resolve();
+    await this.#loop;
+    await Promise.race([this.#drain(), delay(OUTPUT_LINGER_MS)]);
+    await this.#closeSockets(OUTPUT_LINGER_MS);
+    this.#end("shutdown");
+  }
+
+  #resolveEnded: (() => void) | undefined;
+  readonly #endedPromise = new Promise<void>((resolve) => {
+    this.#resolveEnded = resolve;
+  });
+
+  async #closeSockets(outputLinger: number): Promise<void> {
+    this.#handshake?.close();
+    this.#handshake = undefined;
+    for (const input of this.#inputs) if (!input.closed) input.close();
+    for (const output of this.#outputs) {
+      if (!output.closed) {
+        output.linger = outputLinger;
+        output.close();
+      }
+    }
+  }
+
+  #end(reason: EngineEndReason): void {
+    if (this.#ended) return;
+    this.#ended = true;
+    this.#stopping = true;
+    this.#wakeLoop();
+    this.#resolveEnded?.();
+    this.#hooks.onEnded(this, reason);
+  }
+}

@@ -1,0 +1,19 @@
+// Programmatic API of the mock engine (launcher side: never loads zeromq).
+export type { MockEngineEvent, MockEngineEventName } from "./events.js";
+export {
+  MockEngineExitedError,
+  MockEngineNotBuiltError,
+  type MockEngineProcess,
+  MockEngineStartError,
+  MockEngineTimeoutError,
+  mockEngineMainPath,
+  startMockEngine,
+} from "./launcher.js";
+export {
+  type MockEngineFaults,
+  type MockEngineOptions,
+  MockEngineOptionsError,
+  type ReadyResponseOverrides,
+  toArgv,
+} from "./options.js";
+export { expectedTokens, MOCK_VOCAB_SIZE } from "./tokens.js";

@@ -1,0 +1,316 @@
+// Options of the mock engine, their defaults, and the CLI flags that carry them into the child process.
+// The launcher turns MockEngineOptions into flags (toArgv) and the child parses them back (parseArgv), so
+// the CLI and the programmatic API can never drift apart.
+import { parseArgs } from "node:util";
+
+/** Overrides for the EngineCoreReadyResponse the engine registers with (camelCase, like the protocol view). */
+export interface ReadyResponseOverrides {
+  maxModelLen?: number;
+  numGpuBlocks?: number;
+  blockSize?: number;
+  dpStatsAddress?: string | null;
+  dtype?: string;
+  vllmVersion?: string;
+  worldSize?: number;
+  dataParallelSize?: number;
+  tensorParallelSize?: number;
+  pipelineParallelSize?: number;
+  decodeContextParallelSize?: number;
+  dataParallelRank?: number;
+  maxNumSeqs?: number;
+  maxNumBatchedTokens?: number;
+  instanceId?: string;
+  kvCacheSizeTokens?: number | null;
+  kvCacheMaxConcurrency?: number | null;
+  kvEventsConfig?: Record<string, unknown> | null;
+}
+
+export interface MockEngineFaults {
+  /** The process kills itself with SIGKILL once an engine has completed this many steps (no sentinel). */
+  crashAfterSteps?: number;
+  /** After this many steps the engine sends ENGINE_CORE_DEAD on every output socket and stops. */
+  deadSentinelAfterSteps?: number;
+  /** After this many steps the engine stops stepping for `stallMs` (once); input keeps being read. */
+  stallAfterSteps?: number;
+  stallMs?: number;
+  /** HELLO carries a wrong status string. */
+  badHello?: boolean;
+  /** The engine never sends READY on the handshake socket (it still registers and serves). */
+  noReady?: boolean;
+  /** The engine connects its input sockets but never sends the EngineCoreReadyResponse registration. */
+  noRegistration?: boolean;
+  /** After this many steps one undecodable frame is pushed on every output socket (once). */
+  garbageFrameAfterSteps?: number;
+}
+
+export interface MockEngineOptions {
+  mode?: "handshake" | "bootstrapped";
+  handshakeAddress?: string;
+  inputAddress?: string;
+  outputAddress?: string;
+  engineIndices?: number[];
+  stepMs?: number;
+  tokensPerStep?: number;
+  timestamps?: "monotonic" | "wall";
+  faults?: MockEngineFaults;
+  readyResponse?: ReadyResponseOverrides;
+  env?: Record<string, string>;
+}
+
+/** Options after defaults and validation, as the child uses them. */
+export interface ResolvedOptions {
+  mode: "handshake" | "bootstrapped";
+  handshakeAddress: string | undefined;
+  inputAddress: string | undefined;
+  outputAddress: string | undefined;
+  engineIndices: number[];
+  stepMs: number;
+  tokensPerStep: number;
+  timestamps: "monotonic" | "wall";
+  faults: MockEngineFaults;
+  readyResponse: ReadyResponseOverrides;
+}
+
+/** Invalid mock-engine options (bad flag value, missing address, ...). */
+export class MockEngineOptionsError extends Error {
+  override readonly name = "MockEngineOptionsError";
+  readonly code = "MOCK_ENGINE_OPTIONS";
+  constructor(
+    message: string,
+    readonly option: string,
+  ) {
+    super(message);
+  }
+}
+
+function nonNegativeInt(value: number | undefined, option: string, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (!Number.isInteger(value) || value < 0) {
+    throw new MockEngineOptionsError(
+      `${option} must be a non-negative integer, got ${String(value)}`,
+      option,
+    );
+  }
+  return value;
+}
+
+export function resolveOptions(options: MockEngineOptions): ResolvedOptions {
+  const mode = options.mode ?? "handshake";
+  if (mode !== "handshake" && mode !== "bootstrapped") {
+    throw new MockEngineOptionsError(
+      `mode must be "handshake" or "bootstrapped", got ${String(mode)}`,
+      "mode",
+    );
+  }
+  if (mode === "handshake" && !options.handshakeAddress) {
+    throw new MockEngineOptionsError(
+      "handshake mode needs handshakeAddress (--handshake <addr>)",
+      "handshakeAddress",
+    );
+  }
+  if (mode === "bootstrapped" && (!options.inputAddress || !options.outputAddress)) {
+    throw new MockEngineOptionsError(
+      "bootstrapped mode needs inputAddress and outputAddress (--input <addr> --output <addr>)",
+      "inputAddress",
+    );
+  }
+  const engineIndices = options.engineIndices ?? [0];
+  if (engineIndices.length === 0) {
+    throw new MockEngineOptionsError("engineIndices must name at least one engine", "engineIndices");
+  }
+  for (const index of engineIndices) {
+    if (!Number.isInteger(index) || index < 0 || index > 0xffff) {
+      throw new MockEngineOptionsError(
+        `engine index must be an integer in [0, 65535], got ${index}`,
+        "engineIndices",
+      );
+    }
+  }
+  if (new Set(engineIndices).size !== engineIndices.length) {
+    throw new MockEngineOptionsError(
+      `engineIndices has duplicates: ${engineIndices.join(",")}`,
+      "engineIndices",
+    );
+  }
+  const timestamps = options.timestamps ?? "monotonic";
+  if (timestamps !== "monotonic" && timestamps !== "wall") {
+    throw new MockEngineOptionsError(`timestamps must be "monotonic" or "wall"`, "timestamps");
+  }
+  const tokensPerStep = nonNegativeInt(options.tokensPerStep, "tokensPerStep", 1);
+  if (tokensPerStep < 1)
+    throw new MockEngineOptionsError("tokensPerStep must be at least 1", "tokensPerStep");
+  const faults = options.faults ?? {};
+  for (const key of [
+    "crashAfterSteps",
+    "deadSentinelAfterSteps",
+    "stallAfterSteps",
+    "stallMs",
+    "garbageFrameAfterSteps",
+  ] as const) {
+    nonNegativeInt(faults[key], `faults.${key}`, 0);
+  }
+  if (faults.stallAfterSteps !== undefined && faults.stallMs === undefined) {
+    throw new MockEngineOptionsError("faults.stallAfterSteps needs faults.stallMs", "faults.stallMs");
+  }
+  return {
+    mode,
+    handshakeAddress: options.handshakeAddress,
+    inputAddress: options.inputAddress,
+    outputAddress: options.outputAddress,
+    engineIndices: [...engineIndices],
+    stepMs: nonNegativeInt(options.stepMs, "stepMs", 5),
+    tokensPerStep,
+    timestamps,
+    faults: { ...faults },
+    readyResponse: { ...(options.readyResponse ?? {}) },
+  };
+}
+
+// One table drives --help, parsing and serialisation.
+const FLAGS = {
+  mode: { type: "string", help: "handshake | bootstrapped (default handshake)" },
+  handshake: { type: "string", help: "handshake mode: the frontend's handshake ROUTER address" },
+  input: { type: "string", help: "bootstrapped mode: the frontend's input ROUTER address" },
+  output: { type: "string", help: "bootstrapped mode: the frontend's output PULL address" },
+  engines: { type: "string", help: "comma-separated engine indices hosted by this process (default 0)" },
+  "step-ms": { type: "string", help: "engine step period in ms (default 5; 0 = as fast as possible)" },
+  "tokens-per-step": { type: "string", help: "tokens generated per request per step (default 1)" },
+  timestamps: { type: "string", help: "monotonic | wall (wall = epoch seconds at send, for latency)" },
+  "crash-after-steps": { type: "string", help: "fault: SIGKILL the process after N steps of an engine" },
+  "dead-sentinel-after-steps": {
+    type: "string",
+    help: "fault: send ENGINE_CORE_DEAD after N steps, then stop",
+  },
+  "stall-after-steps": { type: "string", help: "fault: stop stepping for --stall-ms after N steps (once)" },
+  "stall-ms": { type: "string", help: "fault: stall duration in ms" },
+  "bad-hello": { type: "boolean", help: "fault: HELLO with a wrong status" },
+  "no-ready": { type: "boolean", help: "fault: never send READY" },
+  "no-registration": { type: "boolean", help: "fault: never send the input-socket registration" },
+  "garbage-frame-after-steps": { type: "string", help: "fault: push one undecodable frame after N steps" },
+  "ready-response": { type: "string", help: "JSON object of EngineCoreReadyResponse overrides (camelCase)" },
+  help: { type: "boolean", help: "print this help" },
+} as const;
+
+export function helpText(): string {
+  const lines = ["usage: node dist/main.js [flags]", "", "flags:"];
+  for (const [name, spec] of Object.entries(FLAGS)) {
+    const arg = spec.type === "string" ? " <value>" : "";
+    lines.push(`${`  --${name}${arg}`.padEnd(38)} ${spec.help}`);
+  }
+  lines.push(
+    "",
+    "env: MOCK_ENGINE_LOG_STEPS=1 logs a `step` event per engine step.",
+    "The process logs one JSON event per line on stdout and exits on SIGTERM/SIGINT or when its parent dies.",
+  );
+  return lines.join("\n");
+}
+
+function intFlag(values: Record<string, unknown>, name: string): number | undefined {
+  const raw = values[name];
+  if (raw === undefined) return undefined;
+  const n = Number(raw);
+  if (typeof raw !== "string" || raw.trim() === "" || !Number.isInteger(n)) {
+    throw new MockEngineOptionsError(`--${name} needs an integer, got ${String(raw)}`, name);
+  }
+  return n;
+}
+
+/** Parses CLI flags; returns "help" when --help was given. */
+export function parseArgv(argv: readonly string[]): MockEngineOptions | "help" {
+  let parsed: ReturnType<typeof parseArgs>;
+  try {
+    parsed = parseArgs({
+      args: [...argv],
+      options: Object.fromEntries(Object.entries(FLAGS).map(([k, v]) => [k, { type: v.type }])),
+      strict: true,
+      allowPositionals: false,
+    });
+  } catch (error) {
+    throw new MockEngineOptionsError(`${(error as Error).message} (see --help)`, "argv");
+  }
+  const v = parsed.values as Record<string, unknown>;
+  if (v.help) return "help";
+  const options: MockEngineOptions = {};
+  if (v.mode !== undefined) options.mode = v.mode as MockEngineOptions["mode"] & string;
+  if (v.handshake !== undefined) options.handshakeAddress = String(v.handshake);
+  if (v.input !== undefined) options.inputAddress = String(v.input);
+  if (v.output !== undefined) options.outputAddress = String(v.output);
+  if (v.engines !== undefined) {
+    options.engineIndices = String(v.engines)
+      .split(",")
+      .map((s) => {
+        const n = Number(s);
+        if (s.trim() === "" || !Number.isInteger(n)) {
+          throw new MockEngineOptionsError(
+            `--engines needs comma-separated integers, got ${String(v.engines)}`,
+            "engines",
+          );
+        }
+        return n;
+      });
+  }
+  const stepMs = intFlag(v, "step-ms");
+  if (stepMs !== undefined) options.stepMs = stepMs;
+  const tokensPerStep = intFlag(v, "tokens-per-step");
+  if (tokensPerStep !== undefined) options.tokensPerStep = tokensPerStep;
+  if (v.timestamps !== undefined) options.timestamps = v.timestamps as "monotonic" | "wall";
+  const faults: MockEngineFaults = {};
+  const intFaults = [
+    ["crash-after-steps", "crashAfterSteps"],
+    ["dead-sentinel-after-steps", "deadSentinelAfterSteps"],
+    ["stall-after-steps", "stallAfterSteps"],
+    ["stall-ms", "stallMs"],
+    ["garbage-frame-after-steps", "garbageFrameAfterSteps"],
+  ] as const;
+  for (const [flag, key] of intFaults) {
+    const n = intFlag(v, flag);
+    if (n !== undefined) faults[key] = n;
+  }
+  if (v["bad-hello"]) faults.badHello = true;
+  if (v["no-ready"]) faults.noReady = true;
+  if (v["no-registration"]) faults.noRegistration = true;
+  if (Object.keys(faults).length > 0) options.faults = faults;
+  if (v["ready-response"] !== undefined) {
+    let overrides: unknown;
+    try {
+      overrides = JSON.parse(String(v["ready-response"]));
+    } catch (error) {
+      throw new MockEngineOptionsError(
+        `--ready-response is not JSON: ${(error as Error).message}`,
+        "ready-response",
+      );
+    }
+    if (typeof overrides !== "object" || overrides === null || Array.isArray(overrides)) {
+      throw new MockEngineOptionsError("--ready-response must be a JSON object", "ready-response");
+    }
+    options.readyResponse = overrides as ReadyResponseOverrides;
+  }
+  return options;
+}
+
+/** The CLI flags equivalent to `options` (env is not a flag: the launcher passes it to the child's environment). */
+export function toArgv(options: MockEngineOptions): string[] {
+  const argv: string[] = [];
+  const push = (flag: string, value: string | number | undefined) => {
+    if (value !== undefined) argv.push(`--${flag}`, String(value));
+  };
+  push("mode", options.mode);
+  push("handshake", options.handshakeAddress);
+  push("input", options.inputAddress);
+  push("output", options.outputAddress);
+  if (options.engineIndices) push("engines", options.engineIndices.join(","));
+  push("step-ms", options.stepMs);
+  push("tokens-per-step", options.tokensPerStep);
+  push("timestamps", options.timestamps);
+  const f = options.faults ?? {};
+  push("crash-after-steps", f.crashAfterSteps);
+  push("dead-sentinel-after-steps", f.deadSentinelAfterSteps);
+  push("stall-after-steps", f.stallAfterSteps);
+  push("stall-ms", f.stallMs);
+  push("garbage-frame-after-steps", f.garbageFrameAfterSteps);
+  if (f.badHello) argv.push("--bad-hello");
+  if (f.noReady) argv.push("--no-ready");
+  if (f.noRegistration) argv.push("--no-registration");
+  if (options.readyResponse) push("ready-response", JSON.stringify(options.readyResponse));
+  return argv;
+}

@@ -1,0 +1,183 @@
+// A pure, socket-free model of vLLM's scheduler for one engine: waiting/running queues, pause states,
+// per-step token generation and the stop rules of vllm/v1/core/sched/utils.py `check_stop`
+// (min_tokens, then EOS, then stop_token_ids, then max_model_len / max_tokens).
+import { TokenStream } from "./tokens.js";
+
+export const FINISH_STOP = 0;
+export const FINISH_LENGTH = 1;
+export const FINISH_ABORT = 2;
+export const FINISH_ERROR = 3;
+
+export type PauseState = "unpaused" | "paused_new" | "paused_all";
+
+export interface SchedRequestSpec {
+  requestId: string;
+  clientIndex: number;
+  promptTokenIds: readonly number[];
+  maxTokens: number;
+  minTokens: number;
+  eosTokenId: number | null;
+  stopTokenIds: readonly number[];
+}
+
+interface SchedRequest extends SchedRequestSpec {
+  stream: TokenStream;
+  numOutputTokens: number;
+}
+
+export interface StepOutput {
+  requestId: string;
+  newTokenIds: number[];
+  finishReason: number | null;
+  stopReason: number | null;
+}
+
+export interface StepResult {
+  /** Per client index, the outputs of this step in scheduling order. */
+  byClient: Map<number, StepOutput[]>;
+  /** Requests that finished in this step. */
+  finished: {
+    requestId: string;
+    clientIndex: number;
+    finishReason: number;
+    stopReason: number | null;
+    tokens: number;
+  }[];
+  /** Number of requests that received tokens. */
+  scheduled: number;
+}
+
+export class MockScheduler {
+  readonly #waiting = new Map<string, SchedRequest>();
+  readonly #running = new Map<string, SchedRequest>();
+  #pause: PauseState = "unpaused";
+
+  constructor(private readonly limits: { maxModelLen: number; maxNumSeqs: number; tokensPerStep: number }) {}
+
+  get pauseState(): PauseState {
+    return this.#pause;
+  }
+
+  setPauseState(state: PauseState): void {
+    this.#pause = state;
+  }
+
+  get numRunning(): number {
+    return this.#running.size;
+  }
+
+  get numWaiting(): number {
+    return this.#waiting.size;
+  }
+
+  /** vLLM's get_num_unfinished_requests: what the engine considers work, given the pause state. */
+  get numUnfinished(): number {
+    if (this.#pause === "paused_all") return 0;
+    if (this.#pause === "paused_new") return this.#running.size;
+    return this.#waiting.size + this.#running.size;
+  }
+
+  hasWork(): boolean {
+    return this.numUnfinished > 0;
+  }
+
+  add(spec: SchedRequestSpec): void {
+    // Like vLLM's request dict, a re-used id replaces the earlier entry.
+    this.#waiting.delete(spec.requestId);
+    this.#running.delete(spec.requestId);
+    this.#waiting.set(spec.requestId, {
+      ...spec,
+      stream: new TokenStream(spec.requestId, spec.promptTokenIds),
+      numOutputTokens: 0,
+    });
+  }
+
+  /** Client abort: removes the ids (unknown ids are ignored), returns the ids that were live. */
+  abort(requestIds: readonly string[]): string[] {
+    const removed: string[] = [];
+    for (const id of requestIds) {
+      if (this.#waiting.delete(id) || this.#running.delete(id)) removed.push(id);
+    }
+    return removed;
+  }
+
+  /** finish_requests(None, ABORTED): drops every request, returns them in admission order. */
+  finishAll(): { requestId: string; clientIndex: number }[] {
+    const all = [...this.#running.values(), ...this.#waiting.values()].map((r) => ({
+      requestId: r.requestId,
+      clientIndex: r.clientIndex,
+    }));
+    this.#running.clear();
+    this.#waiting.clear();
+    return all;
+  }
+
+  /** Start of a step: admits waiting requests (unless paused) and returns the ids scheduled for this step. */
+  schedule(): string[] {
+    if (this.#pause === "paused_all") return [];
+    if (this.#pause === "unpaused") {
+      for (const [id, request] of this.#waiting) {
+        if (this.#running.size >= this.limits.maxNumSeqs) break;
+        this.#waiting.delete(id);
+        this.#running.set(id, request);
+      }
+    }
+    return [...this.#running.keys()];
+  }
+
+  /** End of a step: generates tokens for the scheduled ids that are still running (aborts in between win). */
+  complete(scheduled: readonly string[]): StepResult {
+    const result: StepResult = { byClient: new Map(), finished: [], scheduled: 0 };
+    for (const id of scheduled) {
+      const request = this.#running.get(id);
+      if (!request) continue;
+      result.scheduled++;
+      const output = this.#generate(request);
+      let list = result.byClient.get(request.clientIndex);
+      if (!list) {
+        list = [];
+        result.byClient.set(request.clientIndex, list);
+      }
+      list.push(output);
+      if (output.finishReason !== null) {
+        this.#running.delete(id);
+        result.finished.push({
+          requestId: id,
+          clientIndex: request.clientIndex,
+          finishReason: output.finishReason,
+          stopReason: output.stopReason,
+          tokens: request.numOutputTokens,
+        });
+      }
+    }
+    return result;
+  }
+
+  #generate(request: SchedRequest): StepOutput {
+    const newTokenIds: number[] = [];
+    for (let i = 0; i < this.limits.tokensPerStep; i++) {
+      const token = request.stream.next();
+      newTokenIds.push(token);
+      request.numOutputTokens++;
+      const stop = this.#checkStop(request, token);
+      if (stop) return { requestId: request.requestId, newTokenIds, ...stop };
+    }
+    return { requestId: request.requestId, newTokenIds, finishReason: null, stopReason: null };
+  }
+
+  #checkStop(
+    request: SchedRequest,
+    token: number,
+  ): { finishReason: number; stopReason: number | null } | null {
+    if (request.numOutputTokens < request.minTokens) return null;
+    if (request.eosTokenId !== null && token === request.eosTokenId) {
+      return { finishReason: FINISH_STOP, stopReason: null };
+    }
+    if (request.stopTokenIds.includes(token)) return { finishReason: FINISH_STOP, stopReason: token };
+    const numTokens = request.promptTokenIds.length + request.numOutputTokens;
+    if (numTokens >= this.limits.maxModelLen || request.numOutputTokens >= request.maxTokens) {
+      return { finishReason: FINISH_LENGTH, stopReason: null };
+    }
+    return null;
+  }
+}
