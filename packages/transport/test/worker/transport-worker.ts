@@ -1,0 +1,89 @@
+// Test stand-in for the runtime worker: owns one transport at a time and drives it on command.
+import { type MessagePort, parentPort } from "node:worker_threads";
+import { serializeError } from "@vllm-engine-core/protocol";
+import { connectTransport, type EngineTransport } from "../../src/index.ts";
+import type { ConnectResult, WorkerCommand, WorkerMessage } from "./protocol.ts";
+
+if (parentPort === null) throw new Error("transport-worker must run as a worker thread");
+const port: MessagePort = parentPort;
+
+/** Abort reasons the test can recognise after they crossed back. */
+class TestAbortReason extends Error {
+  override readonly name = "TestAbortReason";
+}
+
+let transport: EngineTransport | undefined;
+let controller: AbortController | undefined;
+
+const post = (message: WorkerMessage) => port.postMessage(message);
+
+async function handle(command: WorkerCommand): Promise<unknown> {
+  switch (command.op) {
+    case "connect": {
+      controller = new AbortController();
+      if (command.preAborted) controller.abort(new TestAbortReason("aborted before connect"));
+      const options = {
+        signal: controller.signal,
+        ...(command.heartbeat === undefined ? {} : { heartbeat: command.heartbeat }),
+        ...(command.coordinator === undefined ? {} : { coordinator: command.coordinator }),
+      };
+      const pending = connectTransport(command.config, options);
+      if (command.abortSynchronously) controller.abort(new TestAbortReason("aborted during bind"));
+      transport = await pending;
+      const result: ConnectResult = {
+        inputAddress: transport.inputAddress,
+        outputAddress: transport.outputAddress,
+        engines: [...transport.engines],
+      };
+      return result;
+    }
+    case "abort":
+      controller?.abort(new TestAbortReason(command.reason));
+      return undefined;
+    case "start-output":
+      required().startOutputLoop({
+        onOutputs: (outputs, frames) =>
+          post({ type: "event", kind: "outputs", outputs, frameCount: frames.length }),
+        onEngineDead: (engineIndex, reason) =>
+          post({ type: "event", kind: "dead", engineIndex, reason, at: Date.now() }),
+        onBadMessage: (error, frames) =>
+          post({ type: "event", kind: "bad", error: serializeError(error), frameCount: frames.length }),
+      });
+      return undefined;
+    case "send":
+      await required().send(command.engineIndex, command.frames);
+      return undefined;
+    case "close": {
+      const current = transport;
+      transport = undefined;
+      await current?.close();
+      return undefined;
+    }
+    case "resources":
+      // Everything this thread still holds besides the MessagePort to the test.
+      return process.getActiveResourcesInfo().filter((r) => r !== "MessagePort");
+    case "coordinator-state":
+      return required().coordinator?.state() ?? null;
+    case "coordinator-notify":
+      await required().coordinator?.notifyRequest(command.engineIndex);
+      return undefined;
+    case "exit":
+      await transport?.close();
+      transport = undefined;
+      // End by itself (never worker.terminate(): it can abort the process once zeromq is loaded).
+      setImmediate(() => port.close());
+      return undefined;
+  }
+}
+
+function required(): EngineTransport {
+  if (transport === undefined) throw new Error("no connected transport in this worker");
+  return transport;
+}
+
+port.on("message", (message: { id: number; command: WorkerCommand }) => {
+  handle(message.command).then(
+    (value) => post({ type: "reply", id: message.id, ok: true, value }),
+    (error: unknown) => post({ type: "reply", id: message.id, ok: false, error: serializeError(error) }),
+  );
+});
