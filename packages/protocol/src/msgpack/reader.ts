@@ -191,26 +191,20 @@ export class Reader {
 
   strBody(n: number): string {
     const start = this.pos;
-    if (start + n > this.end) fail("message truncated");
+    const stop = start + n;
+    if (stop > this.end) fail("message truncated");
     const buf = this.buf;
-    // Short ASCII strings are built directly: cheaper than a TextDecoder call.
-    if (n <= 24) {
-      let s = "";
-      let i = start;
-      const stop = start + n;
-      for (; i < stop; i++) {
-        const c = buf[i]!;
-        if (c >= 0x80) break;
-        s += String.fromCharCode(c);
-      }
-      if (i === stop) {
+    // Short ASCII strings (ids, keys, dtypes) are built directly: cheaper than a TextDecoder call.
+    if (n <= 64) {
+      const s = asciiString(buf, start, stop);
+      if (s !== null) {
         this.pos = stop;
         return s;
       }
     }
-    this.pos = start + n;
+    this.pos = stop;
     try {
-      return textDecoder.decode(buf.subarray(start, start + n));
+      return textDecoder.decode(buf.subarray(start, stop));
     } catch {
       return fail("invalid UTF-8 in str");
     }
@@ -452,6 +446,50 @@ export class Reader {
   skip(): void {
     this.any();
   }
+}
+
+const fromCharCode = String.fromCharCode;
+
+/** Bytes [start, stop) as a string if they are all ASCII, else null (16/4/1-byte steps, ASCII check fused in). */
+function asciiString(buf: Uint8Array, start: number, stop: number): string | null {
+  let out = "";
+  let j = start;
+  while (stop - j >= 16) {
+    const a = buf[j]!;
+    const b = buf[j + 1]!;
+    const c = buf[j + 2]!;
+    const d = buf[j + 3]!;
+    const e = buf[j + 4]!;
+    const f = buf[j + 5]!;
+    const g = buf[j + 6]!;
+    const h = buf[j + 7]!;
+    const a2 = buf[j + 8]!;
+    const b2 = buf[j + 9]!;
+    const c2 = buf[j + 10]!;
+    const d2 = buf[j + 11]!;
+    const e2 = buf[j + 12]!;
+    const f2 = buf[j + 13]!;
+    const g2 = buf[j + 14]!;
+    const h2 = buf[j + 15]!;
+    if ((a | b | c | d | e | f | g | h | a2 | b2 | c2 | d2 | e2 | f2 | g2 | h2) & 0x80) return null;
+    out += fromCharCode(a, b, c, d, e, f, g, h, a2, b2, c2, d2, e2, f2, g2, h2);
+    j += 16;
+  }
+  while (stop - j >= 4) {
+    const a = buf[j]!;
+    const b = buf[j + 1]!;
+    const c = buf[j + 2]!;
+    const d = buf[j + 3]!;
+    if ((a | b | c | d) & 0x80) return null;
+    out += fromCharCode(a, b, c, d);
+    j += 4;
+  }
+  while (j < stop) {
+    const a = buf[j++]!;
+    if (a & 0x80) return null;
+    out += fromCharCode(a);
+  }
+  return out;
 }
 
 /** Define an own property, so a "__proto__" key cannot change the object's prototype. */

@@ -14,6 +14,10 @@ export interface Codec<TOut, TIn = TOut> {
   readonly nullable: boolean;
   decode(r: Reader): TOut;
   encode(w: Writer, value: TIn): void;
+  /** For nullable wrappers: the wrapped codec (lets compiled struct decoders skip one call). */
+  readonly inner?: AnyCodec;
+  /** JS expression (over a Reader named `r`) that decodes this type inline in compiled struct decoders. */
+  readonly inline?: string;
 }
 
 // biome-ignore lint/suspicious/noExplicitAny: type-erased codec used by the field tables
@@ -45,6 +49,7 @@ function encodeIntValue(w: Writer, v: unknown): void {
 export const INT: Codec<number> = {
   label: "int",
   nullable: false,
+  inline: "r.int()",
   decode: (r) => r.int(),
   encode: (w, v) => encodeIntValue(w, v),
 };
@@ -68,6 +73,7 @@ export const CALL_ID: Codec<bigint, bigint | number> = {
 export const FLOAT: Codec<number, number | Float64> = {
   label: "float",
   nullable: false,
+  inline: "r.float()",
   decode: (r) => r.float(),
   encode: (w, v) => {
     const x = v instanceof Float64 ? v.value : v;
@@ -79,6 +85,7 @@ export const FLOAT: Codec<number, number | Float64> = {
 export const STR: Codec<string> = {
   label: "str",
   nullable: false,
+  inline: "r.str()",
   decode: (r) => r.str(),
   encode: (w, v) => {
     if (typeof v !== "string") fail(`expected a string, got ${describeValue(v)}`);
@@ -89,6 +96,7 @@ export const STR: Codec<string> = {
 export const BOOL: Codec<boolean> = {
   label: "bool",
   nullable: false,
+  inline: "r.bool()",
   decode: (r) => r.bool(),
   encode: (w, v) => {
     if (typeof v !== "boolean") fail(`expected a boolean, got ${describeValue(v)}`);
@@ -108,6 +116,7 @@ export function nullable<O, I>(inner: Codec<O, I>): Codec<O | null, I | null | u
   return {
     label: `${inner.label} | None`,
     nullable: true,
+    inner,
     decode: (r) => (r.nil() ? null : inner.decode(r)),
     encode: (w, v) => {
       if (v === null || v === undefined) w.nil();

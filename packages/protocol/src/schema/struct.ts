@@ -80,6 +80,8 @@ export class StructCodec<V, I> implements Codec<V, I> {
   /** Array structs: minimum decodable length (index of the last required field + 1). */
   readonly minLength: number;
   private readonly byWire = new Map<string, number>();
+  /** Specialized decoder for array structs generated from the field table (see compileArrayDecoder). */
+  private readonly compiled: ((r: Reader, n: number) => Record<string, unknown>) | undefined;
 
   constructor(
     readonly name: string,
@@ -94,6 +96,7 @@ export class StructCodec<V, I> implements Codec<V, I> {
       this.byWire.set(f.wire, i);
     });
     this.minLength = min;
+    this.compiled = kind === "array" ? compileArrayDecoder(name, fields, min) : undefined;
   }
 
   decode(r: Reader): V {
@@ -115,6 +118,7 @@ export class StructCodec<V, I> implements Codec<V, I> {
     const n = r.array();
     const fields = this.fields;
     if (n < this.minLength) fail(`expected array of at least length ${this.minLength}, got ${n}`);
+    if (this.compiled !== undefined) return this.compiled(r, n);
     const out: Record<string, unknown> = {};
     const count = fields.length;
     let i = 0;
@@ -226,6 +230,59 @@ export class StructCodec<V, I> implements Codec<V, I> {
       out[f.key] = v !== undefined ? v : f.default !== undefined ? f.default() : null;
     }
     return out;
+  }
+}
+
+/**
+ * Generate a straight-line decoder for an array struct from its field table: one object literal (a
+ * single hidden class), nil checks and primitive reads inlined, no per-field dispatch. Returns
+ * undefined where code generation is disabled (--disallow-code-generation-from-strings); the
+ * interpreter in decodeArray is then used.
+ */
+function compileArrayDecoder(
+  name: string,
+  fields: readonly AnyField[],
+  minLength: number,
+): ((r: Reader, n: number) => Record<string, unknown>) | undefined {
+  const codecs = fields.map((f) => f.codec);
+  const inners = fields.map((f) => f.codec.inner);
+  const defaults = fields.map((f) => f.default);
+  const segments = fields.map((f) => `.${f.wire}`);
+  const lines: string[] = [];
+  lines.push(`let f = 0;`);
+  lines.push(`const buf = r.buf;`);
+  fields.forEach((_, i) => lines.push(`let v${i};`));
+  lines.push("try {");
+  fields.forEach((f, i) => {
+    const c = f.codec;
+    let expr: string;
+    if (c.nullable && c.inner !== undefined) {
+      const innerExpr = c.inner.inline ?? `I[${i}].decode(r)`;
+      expr = `(r.pos < r.end && buf[r.pos] === 0xc0) ? (r.pos++, null) : ${innerExpr}`;
+    } else if (c.nullable) {
+      expr = `(r.pos < r.end && buf[r.pos] === 0xc0) ? (r.pos++, null) : C[${i}].decode(r)`;
+    } else {
+      expr = c.inline ?? `C[${i}].decode(r)`;
+    }
+    lines.push(`f = ${i};`);
+    if (i < minLength) lines.push(`v${i} = ${expr};`);
+    else lines.push(`v${i} = n > ${i} ? ${expr} : D[${i}]();`);
+  });
+  lines.push("} catch (e) { throw withSegment(e, S[f]); }");
+  lines.push(`for (let j = ${fields.length}; j < n; j++) r.skip();`);
+  lines.push(`return { ${fields.map((f, i) => `${JSON.stringify(f.key)}: v${i}`).join(", ")} };`);
+  const fnName = `decode${name.replace(/[^A-Za-z0-9_]/g, "")}`;
+  const source = `return function ${fnName}(r, n) {\n${lines.join("\n")}\n};`;
+  try {
+    return new Function("C", "I", "D", "S", "withSegment", source)(
+      codecs,
+      inners,
+      defaults,
+      segments,
+      withSegment,
+    );
+  } catch {
+    return undefined;
   }
 }
 
