@@ -1,26 +1,24 @@
 import { type MockEngineProcess, startMockEngine } from "@vllm-engine-core/mock-engine";
 import { encodeAbortRequest, RequestType } from "@vllm-engine-core/protocol";
-import { afterAll, afterEach, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import { ipcDir } from "./helpers/addresses.ts";
+import { useCleanups } from "./helpers/cleanup.ts";
 import { RawEngine } from "./helpers/raw-engine.ts";
 import { isOutputs, TransportWorker } from "./helpers/worker-harness.ts";
 
 const ipc = ipcDir();
-const cleanups: (() => Promise<unknown> | void)[] = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
+const defer = useCleanups();
 afterAll(() => ipc.remove());
 
 function worker(): TransportWorker {
   const w = new TransportWorker();
-  cleanups.push(() => w.exit());
+  defer(() => w.exit());
   return w;
 }
 
 async function mockEngine(options: Parameters<typeof startMockEngine>[0]): Promise<MockEngineProcess> {
   const engine = await startMockEngine(options);
-  cleanups.push(() => engine.stop());
+  defer(() => engine.stop());
   return engine;
 }
 
@@ -50,7 +48,9 @@ describe("handshake-owner mode", () => {
       config: { mode: "handshake-owner", handshakeAddress, engineCount: 4, readyTimeoutMs: 10_000 },
     });
     const engines = [2, 256, 1, 0].map((index) => new RawEngine(index));
-    cleanups.push(() => engines.forEach((e) => e.close()));
+    defer(() => {
+      for (const e of engines) e.close();
+    });
     await Promise.all(engines.map((e) => e.startup(handshakeAddress)));
     const result = await connecting;
     expect(result.engines.map((e) => e.index)).toEqual([0, 256, 1, 2]);
@@ -91,7 +91,7 @@ describe("handshake-owner mode", () => {
       config: { mode: "handshake-owner", handshakeAddress, localInputAddress, localOutputAddress },
     });
     const engine = new RawEngine(0);
-    cleanups.push(() => engine.close());
+    defer(() => engine.close());
     const init = await engine.startup(handshakeAddress);
     expect(init.addresses.inputs).toEqual([localInputAddress]);
     expect(init.addresses.outputs).toEqual([localOutputAddress]);
@@ -114,10 +114,8 @@ describe("handshake-owner mode", () => {
     const connecting = w.connect({ config: { mode: "handshake-owner", handshakeAddress, engineCount: 2 } });
     const first = new RawEngine(0);
     const second = new RawEngine(1);
-    cleanups.push(
-      () => first.close(),
-      () => second.close(),
-    );
+    defer(() => first.close());
+    defer(() => second.close());
     await first.startup(handshakeAddress); // HELLO, registration, READY — all before engine 1 says HELLO
     await second.startup(handshakeAddress);
     const result = await connecting;
