@@ -1,0 +1,140 @@
+// openConnection / attachConnection: the host API any thread calls. Nothing here touches a socket: the
+// connect itself (binds, handshakes, registrations) and every loop run on the runtime worker.
+import { ClientClosedError } from "@vllm-engine-core/protocol";
+import type { RuntimeConnectConfig } from "../config.js";
+import type { AttachResult } from "../messages.js";
+import { CANCEL_CONFIRM_TIMEOUT_MS, RETIRING_RETRIES } from "../timing.js";
+import type { ConnectionHandle, RuntimeConnection } from "../types.js";
+import { ThreadConnection } from "./connection.js";
+import { isRetiring, linkTo, type RuntimeLink } from "./link.js";
+import { ensureRuntime } from "./locate.js";
+
+/** This thread's live connections, so attaching twice returns the same object. */
+const connections = new Map<string, ThreadConnection>();
+
+/**
+ * Opens a connection to the engines. Starts the runtime worker first if none is running (from a worker
+ * thread, the main-thread host spawns it), then runs the whole connection path on it. Aborting `signal`
+ * at any stage closes everything opened so far on the runtime and rejects with the signal's reason.
+ */
+export async function openConnection(
+  config: RuntimeConnectConfig,
+  options: { signal?: AbortSignal } = {},
+): Promise<RuntimeConnection> {
+  const { signal } = options;
+  signal?.throwIfAborted();
+  for (let attempt = 0; ; attempt++) {
+    const gen = await ensureRuntime(signal);
+    try {
+      const link = await untilAborted(linkTo(gen), signal);
+      return await connectOn(link, config, signal);
+    } catch (error) {
+      // The runtime retired between our rendezvous and our call: ask the host for a fresh one.
+      if (isRetiring(error) && attempt < RETIRING_RETRIES) continue;
+      throw error;
+    }
+  }
+}
+
+/** Uses, on this thread, a connection opened on any thread of this process. */
+export async function attachConnection(handle: ConnectionHandle): Promise<RuntimeConnection> {
+  const connectionId = handle?.connectionId;
+  if (
+    handle?.__vllmConnectionHandle !== 1 ||
+    typeof connectionId !== "string" ||
+    !connectionId.includes(":")
+  ) {
+    throw new TypeError(
+      "attachConnection expects the `handle` of a RuntimeConnection (posted from another thread)",
+    );
+  }
+  const existing = connections.get(connectionId);
+  if (existing !== undefined && !existing.closed) return existing;
+  const gen = connectionId.slice(0, connectionId.indexOf(":"));
+  try {
+    const link = await linkTo(gen);
+    const attached = (await link.call({ t: "attach", connectionId }).result) as AttachResult;
+    return adopt(link, attached);
+  } catch (error) {
+    if (isRetiring(error)) throw new ClientClosedError({ detail: "the connection was shut down" });
+    throw error;
+  }
+}
+
+async function connectOn(
+  link: RuntimeLink,
+  config: RuntimeConnectConfig,
+  signal: AbortSignal | undefined,
+): Promise<RuntimeConnection> {
+  signal?.throwIfAborted();
+  const { id, result } = link.call({ t: "connect", config });
+  if (signal === undefined) return adopt(link, (await result) as AttachResult);
+  return new Promise<RuntimeConnection>((resolve, reject) => {
+    const onAbort = () => {
+      // Cancel on the runtime and wait (bounded) until it confirms: by then every socket it opened is
+      // closed, so the caller can bind the same addresses right away.
+      link.post({ t: "cancel", id });
+      const giveUp = setTimeout(() => reject(signal.reason), CANCEL_CONFIRM_TIMEOUT_MS);
+      result.then(
+        async (value) => {
+          // The connect finished before the cancel reached the runtime: close what it opened.
+          try {
+            await link.call({ t: "shutdown", connectionId: (value as AttachResult).connectionId }).result;
+          } catch {
+            // Already gone.
+          }
+          clearTimeout(giveUp);
+          reject(signal.reason);
+        },
+        () => {
+          clearTimeout(giveUp);
+          reject(signal.reason);
+        },
+      );
+    };
+    signal.addEventListener("abort", onAbort, { once: true });
+    result.then(
+      (value) => {
+        if (signal.aborted) return;
+        signal.removeEventListener("abort", onAbort);
+        resolve(adopt(link, value as AttachResult));
+      },
+      (error: unknown) => {
+        if (signal.aborted) return;
+        signal.removeEventListener("abort", onAbort);
+        reject(error);
+      },
+    );
+  });
+}
+
+function adopt(link: RuntimeLink, attached: AttachResult): ThreadConnection {
+  const { connectionId } = attached;
+  const existing = connections.get(connectionId);
+  if (existing !== undefined && !existing.closed) return existing;
+  const connection = new ThreadConnection(link, attached, () => {
+    if (connections.get(connectionId) === connection) connections.delete(connectionId);
+  });
+  connections.set(connectionId, connection);
+  // Tells the runtime this thread holds the connection now (an unadopted one dies with its opener).
+  link.post({ t: "adopt", connectionId });
+  return connection;
+}
+
+function untilAborted<T>(promise: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (signal === undefined) return promise;
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    signal.addEventListener("abort", onAbort, { once: true });
+    promise.then(
+      (value) => {
+        signal.removeEventListener("abort", onAbort);
+        resolve(value);
+      },
+      (error: unknown) => {
+        signal.removeEventListener("abort", onAbort);
+        reject(error);
+      },
+    );
+  });
+}

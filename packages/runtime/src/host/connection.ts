@@ -1,0 +1,301 @@
+// This thread's view of one connection: the sinks of the requests it submitted, the connection's health,
+// and the calls it makes to the runtime. Outputs arrive on the link already filtered to this thread's
+// requests (or as raw frames that only concern this thread, decoded here).
+import {
+  ClientClosedError,
+  DuplicateRequestIdError,
+  decodeOutputMessage,
+  deserializeError,
+  type EngineCoreOutput,
+  type EngineCoreRequest,
+  encodeAddRequest,
+  FinishReason,
+  RequestStreamClosedError,
+  type UtilityOutput,
+} from "@vllm-engine-core/protocol";
+import { type AbortResult, type AttachResult, ownedFrame, packArgs, type ToHost } from "../messages.js";
+import type { ConnectionHandle, ConnectionInfo, RequestSink, RuntimeConnection } from "../types.js";
+import type { LinkedConnection, RuntimeLink } from "./link.js";
+
+interface LiveRequest {
+  readonly sink: RequestSink;
+  /** -1 until the runtime confirmed the submit. */
+  engineIndex: number;
+  readonly release: () => void;
+}
+
+type LinkMessage = Extract<ToHost, { c: string }>;
+
+export class ThreadConnection implements RuntimeConnection, LinkedConnection {
+  readonly info: ConnectionInfo;
+  readonly handle: ConnectionHandle;
+  readonly #link: RuntimeLink;
+  readonly #id: string;
+  readonly #requests = new Map<string, LiveRequest>();
+  readonly #healthListeners = new Set<(error: Error) => void>();
+  readonly #onGone: () => void;
+  readonly #encodeOnRuntime: boolean;
+  #health: Error | undefined;
+  #closed: Error | undefined;
+
+  constructor(link: RuntimeLink, attached: AttachResult, onGone: () => void) {
+    this.#link = link;
+    this.#id = attached.connectionId;
+    this.#onGone = onGone;
+    this.info = attached.info;
+    this.#encodeOnRuntime = attached.encodeOnRuntime;
+    this.handle = Object.freeze({ connectionId: attached.connectionId, __vllmConnectionHandle: 1 as const });
+    if (attached.health !== null) this.#health = deserializeError(attached.health);
+    link.register(this.#id, this);
+  }
+
+  get healthError(): Error | undefined {
+    return this.#health;
+  }
+
+  get closed(): boolean {
+    return this.#closed !== undefined;
+  }
+
+  onHealthChange(listener: (error: Error) => void): () => void {
+    this.#healthListeners.add(listener);
+    return () => this.#healthListeners.delete(listener);
+  }
+
+  async submit(request: EngineCoreRequest, sink: RequestSink): Promise<{ engineIndex: number }> {
+    this.#assertOpen();
+    const { requestId } = request;
+    if (this.#requests.has(requestId)) throw new DuplicateRequestIdError({ requestId });
+    // Encoding here validates the request on the caller's thread and keeps the runtime thread free.
+    const frames = this.#encodeOnRuntime ? null : encodeAddRequest(request).map(ownedFrame);
+    const live: LiveRequest = { sink, engineIndex: -1, release: this.#link.hold() };
+    this.#requests.set(requestId, live);
+    try {
+      const reply = (await this.#link.call({
+        t: "submit",
+        connectionId: this.#id,
+        requestId,
+        dataParallelRank: request.dataParallelRank ?? null,
+        frames,
+        request: this.#encodeOnRuntime ? packArgs(request) : null,
+      }).result) as { engineIndex: number };
+      live.engineIndex = reply.engineIndex;
+      return { engineIndex: reply.engineIndex };
+    } catch (error) {
+      this.#drop(requestId, live);
+      throw error;
+    }
+  }
+
+  async abort(requestIds: readonly string[], options: { notify?: boolean } = {}): Promise<string[]> {
+    this.#assertOpen();
+    const notify = options.notify ?? false;
+    // This thread's sinks stop receiving at once; outputs already on their way are dropped.
+    const own = new Map<string, LiveRequest>();
+    for (const requestId of requestIds) {
+      const live = this.#requests.get(requestId);
+      if (live !== undefined && this.#drop(requestId, live)) own.set(requestId, live);
+    }
+    let result: AbortResult;
+    try {
+      result = (await this.#link.call({
+        t: "abort",
+        connectionId: this.#id,
+        requestIds: [...requestIds],
+        notify,
+      }).result) as AbortResult;
+    } catch (error) {
+      if (notify) for (const live of own.values()) safely(() => live.sink.fail(error as Error));
+      throw error;
+    }
+    if (notify) {
+      const engines = new Map(result.live);
+      for (const [requestId, live] of own) {
+        const engineIndex = engines.get(requestId) ?? live.engineIndex;
+        safely(() => live.sink.outputs([abortedOutput(requestId)], { engineIndex, timestamp: nowSeconds() }));
+      }
+    }
+    return result.live.map(([requestId]) => requestId);
+  }
+
+  async callUtility(
+    method: string,
+    args: readonly unknown[],
+  ): Promise<{ engineIndex: number; output: UtilityOutput }[]> {
+    this.#assertOpen();
+    return (await this.#link.call({
+      t: "utility",
+      connectionId: this.#id,
+      method,
+      args: packArgs([...args]) as unknown[],
+    }).result) as { engineIndex: number; output: UtilityOutput }[];
+  }
+
+  async detach(): Promise<void> {
+    if (this.#closed !== undefined) return;
+    this.#close(new ClientClosedError({ detail: "this thread detached from the connection" }), false);
+    try {
+      await this.#link.call({ t: "detach", connectionId: this.#id }).result;
+    } catch {
+      // The runtime or the connection is already gone: nothing left to detach from.
+    }
+  }
+
+  async shutdown(): Promise<void> {
+    if (this.#closed !== undefined) return;
+    try {
+      await this.#link.call({ t: "shutdown", connectionId: this.#id }).result;
+    } catch (error) {
+      // Already closed by another thread or the runtime is gone: the connection is closed either way.
+      if (this.#closed === undefined) this.#close(error as Error, true);
+      return;
+    }
+    // The runtime's "closed" message arrived before the reply; this is the fallback if it did not.
+    this.#close(new ClientClosedError({ detail: "the connection was shut down" }), true);
+  }
+
+  // ---- link events --------------------------------------------------------------------------
+
+  onMessage(message: LinkMessage): void {
+    switch (message.t) {
+      case "frames": {
+        const decoded = decodeOutputMessage(message.frames);
+        if (decoded.kind === "outputs") {
+          const { engineIndex, timestamp, outputs, finishedRequests } = decoded.outputs;
+          this.#deliver(engineIndex, timestamp, outputs, finishedRequests);
+        }
+        return;
+      }
+      case "outputs":
+        this.#deliver(message.engineIndex, message.timestamp, message.outputs, message.finished);
+        return;
+      case "fail": {
+        const error = deserializeError(message.error);
+        for (const requestId of message.requestIds) this.#failRequest(requestId, error);
+        return;
+      }
+      case "aborted":
+        for (const [requestId, engineIndex] of message.live) {
+          const live = this.#requests.get(requestId);
+          if (live === undefined || !this.#drop(requestId, live)) continue;
+          safely(() =>
+            live.sink.outputs([abortedOutput(requestId)], { engineIndex, timestamp: nowSeconds() }),
+          );
+        }
+        return;
+      case "health":
+        this.#setHealth(deserializeError(message.error));
+        return;
+      case "closed":
+        this.#close(deserializeError(message.error), true);
+        return;
+    }
+  }
+
+  onRuntimeEnded(error: Error): void {
+    this.#close(error, true);
+  }
+
+  // ---- internals ----------------------------------------------------------------------------
+
+  #deliver(
+    engineIndex: number,
+    timestamp: number,
+    outputs: readonly EngineCoreOutput[],
+    finished: readonly string[] | null,
+  ): void {
+    const meta = { engineIndex, timestamp };
+    if (outputs.length > 0) {
+      // One sink call per request per engine step.
+      const byRequest = new Map<string, EngineCoreOutput[]>();
+      for (const output of outputs) {
+        const batch = byRequest.get(output.requestId);
+        if (batch === undefined) byRequest.set(output.requestId, [output]);
+        else batch.push(output);
+      }
+      for (const [requestId, batch] of byRequest) {
+        const live = this.#requests.get(requestId);
+        if (live === undefined) continue;
+        if (batch.some((output) => output.finishReason !== null)) this.#drop(requestId, live);
+        safely(() => live.sink.outputs(batch, meta));
+      }
+    }
+    // Finished on the engine without a final output here (e.g. aborted by the engine): the stream closed.
+    if (finished !== null) {
+      for (const requestId of finished) {
+        const live = this.#requests.get(requestId);
+        if (live !== undefined && this.#drop(requestId, live)) {
+          safely(() => live.sink.fail(new RequestStreamClosedError({ requestId })));
+        }
+      }
+    }
+  }
+
+  #failRequest(requestId: string, error: Error): void {
+    const live = this.#requests.get(requestId);
+    if (live !== undefined && this.#drop(requestId, live)) safely(() => live.sink.fail(error));
+  }
+
+  #drop(requestId: string, live: LiveRequest): boolean {
+    if (this.#requests.get(requestId) !== live) return false;
+    this.#requests.delete(requestId);
+    live.release();
+    return true;
+  }
+
+  #setHealth(error: Error): void {
+    if (this.#health !== undefined) return;
+    this.#health = error;
+    for (const listener of [...this.#healthListeners]) safely(() => listener(error));
+  }
+
+  #close(error: Error, isHealthEvent: boolean): void {
+    if (this.#closed !== undefined) return;
+    this.#closed = error;
+    if (isHealthEvent) this.#setHealth(error);
+    for (const [requestId, live] of [...this.#requests]) {
+      if (this.#drop(requestId, live)) safely(() => live.sink.fail(error));
+    }
+    this.#link.unregister(this.#id, this);
+    this.#onGone();
+  }
+
+  #assertOpen(): void {
+    if (this.#closed !== undefined) throw this.#closed;
+  }
+}
+
+/** The final output a sink gets when its request was aborted by the client (mirrors vLLM's abort output). */
+function abortedOutput(requestId: string): EngineCoreOutput {
+  return {
+    requestId,
+    newTokenIds: [],
+    newLogprobs: null,
+    newPromptLogprobsTensors: null,
+    poolingOutput: null,
+    finishReason: FinishReason.ABORT,
+    stopReason: null,
+    events: null,
+    kvTransferParams: null,
+    ecTransferParams: null,
+    traceHeaders: null,
+    prefillStats: null,
+    routedExperts: null,
+    numNansInLogits: 0,
+  };
+}
+
+function nowSeconds(): number {
+  return Date.now() / 1000;
+}
+
+/** A throwing sink or listener must not break delivery to the others; its error surfaces as uncaught. */
+function safely(action: () => void): void {
+  try {
+    action();
+  } catch (error) {
+    queueMicrotask(() => {
+      throw error;
+    });
+  }
+}

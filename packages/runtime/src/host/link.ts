@@ -1,0 +1,223 @@
+// This thread's link to one runtime generation: a dedicated BroadcastChannel pair (this thread ↔ runtime).
+// BroadcastChannel is the one primitive that reaches the runtime from any thread (a MessagePort to it can
+// only be handed out by the main thread, which worker threads cannot ask for without owning parentPort).
+// The link carries calls (with ids) and their replies, and the outputs of this thread's requests.
+import { BroadcastChannel, isMainThread, threadId } from "node:worker_threads";
+import { ClientClosedError, deserializeError } from "@vllm-engine-core/protocol";
+import {
+  type CallBody,
+  type CallResult,
+  controlChannelName,
+  type Hello,
+  linkChannelName,
+  RUNTIME_RETIRING,
+  type RuntimeFate,
+  type ToHost,
+  type ToRuntime,
+} from "../messages.js";
+import { WELCOME_TIMEOUT_MS } from "../timing.js";
+import { onHostMessage } from "./host-channel.js";
+import { newId } from "./ids.js";
+import { locateRuntime } from "./locate.js";
+import { threadHeartbeat } from "./sentinel.js";
+
+/** What a link delivers to the thread-local state of one connection. */
+export interface LinkedConnection {
+  onMessage(message: Extract<ToHost, { c: string }>): void;
+  /** The runtime is gone (crashed or retired): fail everything. */
+  onRuntimeEnded(error: Error): void;
+}
+
+interface PendingCall {
+  resolve(value: CallResult): void;
+  reject(error: Error): void;
+}
+
+const threadKey = `${threadId}-${newId().slice(0, 8)}`;
+
+export class RuntimeLink {
+  readonly gen: string;
+  private readonly channel: BroadcastChannel;
+  private nextId = 1;
+  private readonly pending = new Map<number, PendingCall>();
+  private readonly connections = new Map<string, LinkedConnection>();
+  private holds = 0;
+  private endedWith: Error | undefined;
+  private onWelcome: (() => void) | undefined;
+
+  private constructor(gen: string) {
+    this.gen = gen;
+    this.channel = new BroadcastChannel(linkChannelName(gen, threadKey));
+    this.channel.onmessage = (event) => this.onMessage((event as MessageEvent).data as ToHost);
+    this.channel.unref();
+  }
+
+  /** Open the link: create this end, say hello on the runtime's control channel, wait for the welcome. */
+  static async open(gen: string): Promise<RuntimeLink> {
+    const heartbeat = isMainThread ? null : await threadHeartbeat();
+    const link = new RuntimeLink(gen);
+    const release = link.hold();
+    try {
+      for (;;) {
+        const welcomed = new Promise<boolean>((resolve) => {
+          const timer = setTimeout(() => resolve(false), WELCOME_TIMEOUT_MS);
+          link.onWelcome = () => {
+            clearTimeout(timer);
+            resolve(true);
+          };
+        });
+        const hello: Hello = { t: "hello", link: linkChannelName(gen, threadKey), threadKey, heartbeat };
+        const control = new BroadcastChannel(controlChannelName(gen));
+        control.postMessage(hello);
+        control.close();
+        if (await welcomed) return link;
+        // No welcome yet: a busy runtime keeps us waiting, a retired or crashed one fails the open.
+        const where = await locateRuntime(gen);
+        if (!where.alive)
+          throw where.fate.kind === "retired" ? retiringError() : deserializeError(where.fate.error);
+      }
+    } catch (error) {
+      link.close();
+      throw error;
+    } finally {
+      link.onWelcome = undefined;
+      release();
+    }
+  }
+
+  get ended(): Error | undefined {
+    return this.endedWith;
+  }
+
+  /** Keep this thread alive (pending call, live request); returns the release function. */
+  hold(): () => void {
+    if (this.holds++ === 0) this.channel.ref();
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      if (--this.holds === 0) this.channel.unref();
+    };
+  }
+
+  post(message: ToRuntime): void {
+    if (this.endedWith === undefined) this.channel.postMessage(message);
+  }
+
+  /** Send a call; `id` lets the caller cancel it. */
+  call(body: CallBody): { id: number; result: Promise<CallResult> } {
+    const id = this.nextId++;
+    if (this.endedWith !== undefined) return { id, result: Promise.reject(this.endedWith) };
+    const release = this.hold();
+    const result = new Promise<CallResult>((resolve, reject) => {
+      this.pending.set(id, { resolve, reject });
+    }).finally(release);
+    this.post({ ...body, id });
+    return { id, result };
+  }
+
+  register(connectionId: string, connection: LinkedConnection): void {
+    this.connections.set(connectionId, connection);
+  }
+
+  unregister(connectionId: string, connection: LinkedConnection): void {
+    if (this.connections.get(connectionId) === connection) this.connections.delete(connectionId);
+  }
+
+  /** The runtime generation ended: fail pending calls and every connection on this link. */
+  end(fate: RuntimeFate): void {
+    if (this.endedWith !== undefined) return;
+    // A retired runtime had no connection left; calls that raced with its retirement are retried elsewhere.
+    const error = fate.kind === "crashed" ? deserializeError(fate.error) : retiringError();
+    this.endedWith = error;
+    for (const call of this.pending.values()) call.reject(error);
+    this.pending.clear();
+    const closed =
+      fate.kind === "crashed"
+        ? error
+        : new ClientClosedError({ detail: "the runtime that owned this connection retired" });
+    for (const connection of [...this.connections.values()]) connection.onRuntimeEnded(closed);
+    this.connections.clear();
+    this.close();
+  }
+
+  private close(): void {
+    this.channel.close();
+    if (links.get(this.gen)?.link === this) links.delete(this.gen);
+  }
+
+  private onMessage(message: ToHost): void {
+    switch (message.t) {
+      case "welcome":
+        this.onWelcome?.();
+        return;
+      case "ok": {
+        const call = this.pending.get(message.id);
+        this.pending.delete(message.id);
+        call?.resolve(message.value);
+        return;
+      }
+      case "err": {
+        const call = this.pending.get(message.id);
+        this.pending.delete(message.id);
+        call?.reject(deserializeError(message.error));
+        return;
+      }
+      default:
+        this.connections.get(message.c)?.onMessage(message);
+    }
+  }
+}
+
+export function retiringError(): Error {
+  const error = new Error("the runtime retired before it could serve this call");
+  error.name = RUNTIME_RETIRING;
+  return error;
+}
+
+/** Whether an error means "this runtime retired before it could serve the call; use a fresh one". */
+export function isRetiring(error: unknown): boolean {
+  return error instanceof Error && error.name === RUNTIME_RETIRING;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// This thread's links, one per runtime generation.
+
+const links = new Map<string, { link?: RuntimeLink; opening: Promise<RuntimeLink> }>();
+let watching = false;
+
+export function linkTo(gen: string): Promise<RuntimeLink> {
+  watchRuntimes();
+  const existing = links.get(gen);
+  if (existing !== undefined) return existing.opening;
+  const entry: { link?: RuntimeLink; opening: Promise<RuntimeLink> } = {
+    opening: RuntimeLink.open(gen).then(
+      (link) => {
+        entry.link = link;
+        return link;
+      },
+      (error: unknown) => {
+        if (links.get(gen) === entry) links.delete(gen);
+        throw error;
+      },
+    ),
+  };
+  links.set(gen, entry);
+  return entry.opening;
+}
+
+function watchRuntimes(): void {
+  if (watching) return;
+  watching = true;
+  onHostMessage((message) => {
+    if (message.t !== "ended") return;
+    links.get(message.gen)?.link?.end(message.fate);
+  });
+  if (!isMainThread) {
+    // Fast path for a worker thread that ends normally: tell the runtimes right away instead of
+    // letting them wait for the sentinel to go stale. terminate() skips this; the sentinel covers it.
+    process.on("exit", () => {
+      for (const entry of links.values()) entry.link?.post({ t: "bye" });
+    });
+  }
+}

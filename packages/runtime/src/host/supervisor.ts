@@ -1,0 +1,173 @@
+// The main-thread host: the only place that spawns runtime workers. A worker's child threads die with it,
+// so the runtime must be a child of the main thread for a connection opened from a worker thread to outlive
+// that thread. Worker threads reach this host through the host channel (rendezvous); the main thread calls
+// it directly.
+import { isMainThread, Worker } from "node:worker_threads";
+import {
+  RUNTIME_PROTOCOL_VERSION,
+  RUNTIME_WORKER_MARKER,
+  RuntimeCrashedError,
+  serializeError,
+} from "@vllm-engine-core/protocol";
+import type {
+  HostChannelMessage,
+  RuntimeFate,
+  RuntimeToSupervisor,
+  RuntimeWorkerData,
+  SupervisorToRuntime,
+} from "../messages.js";
+import { RETIRE_TIMEOUT_MS } from "../timing.js";
+import { emitHostMessageLocally, onHostMessage, postHostMessage } from "./host-channel.js";
+import { newId } from "./ids.js";
+import { runtimeWorkerUrl } from "./worker-url.js";
+
+interface RuntimeEntry {
+  readonly gen: string;
+  readonly worker: Worker;
+  state: "starting" | "ready" | "retiring";
+  readonly ready: Promise<void>;
+  error: Error | undefined;
+  retireTimer: NodeJS.Timeout | undefined;
+}
+
+const FATES_KEPT = 256;
+
+export class RuntimeSupervisor {
+  private current: RuntimeEntry | undefined;
+  private readonly alive = new Map<string, RuntimeEntry>();
+  private readonly fates = new Map<string, RuntimeFate>();
+
+  /** The generation of a ready runtime, spawning one if none is accepting work. */
+  async ensure(): Promise<string> {
+    const entry = this.current ?? this.spawn();
+    await entry.ready;
+    return entry.gen;
+  }
+
+  /** Whether a generation still accepts work, or how it ended. */
+  locate(gen: string): { alive: true } | { alive: false; fate: RuntimeFate } {
+    const entry = this.alive.get(gen);
+    if (entry !== undefined && entry.state !== "retiring") return { alive: true };
+    return { alive: false, fate: this.fates.get(gen) ?? { kind: "retired" } };
+  }
+
+  /** Tests only: make the current runtime throw an uncaught error (needs VLLM_ENGINE_CORE_TEST_HOOKS=1). */
+  crashForTesting(reason: string): string | undefined {
+    const entry = this.current;
+    if (entry === undefined) return undefined;
+    entry.worker.postMessage({ t: "crash", reason } satisfies SupervisorToRuntime);
+    return entry.gen;
+  }
+
+  /** Answer rendezvous requests from worker threads. */
+  serveHostChannel(): void {
+    onHostMessage((message) => this.onHostMessage(message));
+  }
+
+  private onHostMessage(message: HostChannelMessage): void {
+    if (message.t === "ensure") {
+      const { nonce } = message;
+      postHostMessage({ t: "ack", nonce });
+      this.ensure().then(
+        (gen) => postHostMessage({ t: "runtime", nonce, gen }),
+        (error: unknown) => postHostMessage({ t: "unavailable", nonce, error: serializeError(error) }),
+      );
+    } else if (message.t === "locate") {
+      const { nonce, gen } = message;
+      postHostMessage({ t: "ack", nonce });
+      const found = this.locate(gen);
+      postHostMessage(
+        found.alive ? { t: "runtime", nonce, gen } : { t: "gone", nonce, gen, fate: found.fate },
+      );
+    }
+  }
+
+  private spawn(): RuntimeEntry {
+    const gen = newId();
+    const workerData: RuntimeWorkerData & Record<string, unknown> = {
+      [RUNTIME_WORKER_MARKER]: RUNTIME_PROTOCOL_VERSION,
+      gen,
+      testHooks: process.env.VLLM_ENGINE_CORE_TEST_HOOKS === "1",
+    };
+    const worker = new Worker(runtimeWorkerUrl(), { workerData });
+    let markReady!: () => void;
+    let failReady!: (error: Error) => void;
+    const ready = new Promise<void>((resolve, reject) => {
+      markReady = resolve;
+      failReady = reject;
+    });
+    // Nobody may be awaiting `ready` when the worker fails; the rejection still reaches ensure() callers.
+    ready.catch(() => {});
+    const entry: RuntimeEntry = {
+      gen,
+      worker,
+      state: "starting",
+      ready,
+      error: undefined,
+      retireTimer: undefined,
+    };
+    this.current = entry;
+    this.alive.set(gen, entry);
+
+    worker.on("message", (message: RuntimeToSupervisor) => {
+      if (message.t === "ready") {
+        if (entry.state === "starting") entry.state = "ready";
+        markReady();
+      } else if (message.t === "retiring") {
+        this.retiring(entry);
+      }
+    });
+    worker.on("error", (error) => {
+      entry.error ??= error;
+    });
+    worker.on("exit", (code) => {
+      const reason =
+        entry.error !== undefined
+          ? `${entry.error.name}: ${entry.error.message}`
+          : `the runtime worker exited with code ${code}`;
+      failReady(new RuntimeCrashedError({ reason: `the runtime worker did not start (${reason})` }));
+      this.ended(entry, entry.state === "retiring" ? { kind: "retired" } : crashedFate(reason));
+    });
+    return entry;
+  }
+
+  private retiring(entry: RuntimeEntry): void {
+    entry.state = "retiring";
+    if (this.current === entry) this.current = undefined;
+    // The worker closes its sockets and ends by itself; terminate() is the fallback only, because
+    // terminating a thread that loaded zeromq can abort the process.
+    entry.retireTimer = setTimeout(() => void entry.worker.terminate(), RETIRE_TIMEOUT_MS);
+    entry.retireTimer.unref();
+  }
+
+  private ended(entry: RuntimeEntry, fate: RuntimeFate): void {
+    if (entry.retireTimer !== undefined) clearTimeout(entry.retireTimer);
+    if (this.current === entry) this.current = undefined;
+    this.alive.delete(entry.gen);
+    this.fates.set(entry.gen, fate);
+    if (this.fates.size > FATES_KEPT) this.fates.delete(this.fates.keys().next().value as string);
+    const message: HostChannelMessage = { t: "ended", gen: entry.gen, fate };
+    postHostMessage(message);
+    emitHostMessageLocally(message);
+  }
+}
+
+function crashedFate(reason: string): RuntimeFate {
+  return { kind: "crashed", error: serializeError(new RuntimeCrashedError({ reason })) };
+}
+
+// One supervisor per process, even if two copies of this package are loaded on the main thread.
+const SUPERVISOR_KEY = Symbol.for(`vllm-engine-core.runtime-supervisor.v${RUNTIME_PROTOCOL_VERSION}`);
+
+/** The process's supervisor; only exists on the main thread. */
+export function mainThreadSupervisor(): RuntimeSupervisor | undefined {
+  if (!isMainThread) return undefined;
+  const slot = globalThis as unknown as Record<symbol, RuntimeSupervisor | undefined>;
+  let supervisor = slot[SUPERVISOR_KEY];
+  if (supervisor === undefined) {
+    supervisor = new RuntimeSupervisor();
+    supervisor.serveHostChannel();
+    slot[SUPERVISOR_KEY] = supervisor;
+  }
+  return supervisor;
+}

@@ -1,0 +1,10 @@
+// @vllm-engine-core/runtime — the host side of the runtime: loadable on any thread, never loads zeromq.
+// Importing it on the main thread installs the main-thread host (an unref'd BroadcastChannel listener)
+// that spawns the runtime worker for connections opened from worker threads.
+import { mainThreadSupervisor } from "./host/supervisor.js";
+
+mainThreadSupervisor();
+
+export type { CoordinatorConfig, RuntimeConnectConfig, TransportConfig } from "./config.js";
+export { attachConnection, openConnection } from "./host/api.js";
+export type { ConnectionHandle, ConnectionInfo, RequestSink, RuntimeConnection } from "./types.js";

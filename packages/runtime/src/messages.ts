@@ -1,0 +1,226 @@
+// The one definition of every message that crosses a thread boundary inside the runtime package:
+//   host channel  (BroadcastChannel, every thread ↔ the main-thread host): runtime rendezvous
+//   control       (BroadcastChannel per runtime generation): a thread introduces its link
+//   link          (BroadcastChannel per thread and generation): calls, replies, outputs
+//   parent port   (runtime worker ↔ the main-thread supervisor): load reports, retirement
+// Messages are tagged objects (`t`); calls carry an id that the reply echoes. Errors travel as
+// SerializedError (protocol's serializeError) and are rebuilt as typed classes on the receiving side.
+import {
+  type EngineCoreOutput,
+  type EngineCoreReadyResponse,
+  Float64,
+  MsgpackExt,
+  RUNTIME_PROTOCOL_VERSION,
+  type SerializedError,
+  type UtilityOutput,
+} from "@vllm-engine-core/protocol";
+import type { RuntimeConnectConfig } from "./config.js";
+
+export const HOST_CHANNEL = `vllm-engine-core:host:v${RUNTIME_PROTOCOL_VERSION}`;
+
+export function controlChannelName(gen: string): string {
+  return `vllm-engine-core:runtime:v${RUNTIME_PROTOCOL_VERSION}:${gen}`;
+}
+
+export function linkChannelName(gen: string, threadKey: string): string {
+  return `vllm-engine-core:link:v${RUNTIME_PROTOCOL_VERSION}:${gen}:${threadKey}`;
+}
+
+/** Name of the internal error the runtime answers with once it is retiring: the host retries elsewhere. */
+export const RUNTIME_RETIRING = "RuntimeRetiring";
+
+// ---------------------------------------------------------------------------------------------------
+// Host channel: a thread asks the main-thread host for a runtime; the host broadcasts runtime fates.
+
+export type HostRequest = { t: "ensure"; nonce: string } | { t: "locate"; nonce: string; gen: string };
+
+export type HostReply =
+  /** The main-thread host received the request (the runtime may still be starting). */
+  | { t: "ack"; nonce: string }
+  | { t: "runtime"; nonce: string; gen: string }
+  | { t: "gone"; nonce: string; gen: string; fate: RuntimeFate }
+  | { t: "unavailable"; nonce: string; error: SerializedError };
+
+export type RuntimeFate = { kind: "crashed"; error: SerializedError } | { kind: "retired" };
+
+/** Broadcast by the main-thread host when a runtime generation ends. */
+export type HostBroadcast = { t: "ended"; gen: string; fate: RuntimeFate };
+
+export type HostChannelMessage = HostRequest | HostReply | HostBroadcast;
+
+// ---------------------------------------------------------------------------------------------------
+// Control channel of one runtime generation.
+
+export interface Hello {
+  t: "hello";
+  /** BroadcastChannel name of the new link (the thread created its end before saying hello). */
+  link: string;
+  threadKey: string;
+  /** Null on the main thread (its death is the process's death); otherwise the sentinel's heartbeat. */
+  heartbeat: SharedArrayBuffer | null;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Link: thread → runtime.
+
+export type CallBody =
+  | { t: "connect"; config: RuntimeConnectConfig }
+  | { t: "attach"; connectionId: string }
+  | {
+      t: "submit";
+      connectionId: string;
+      requestId: string;
+      dataParallelRank: number | null;
+      /** Encoded on the submitting thread: [typeByte, payload, ...aux]. */
+      frames: Uint8Array[] | null;
+      /**
+       * The request itself (packArgs'd) when the runtime must encode it: with a DP coordinator the
+       * runtime stamps the current wave into every ADD.
+       */
+      request: unknown;
+    }
+  | { t: "abort"; connectionId: string; requestIds: string[]; notify: boolean }
+  | { t: "utility"; connectionId: string; method: string; args: unknown[] }
+  | { t: "detach"; connectionId: string }
+  | { t: "shutdown"; connectionId: string };
+
+export type CallMessage = CallBody & { id: number };
+
+export type ToRuntime =
+  | CallMessage
+  /** Abort the pending call `id` (only connect is cancellable). */
+  | { t: "cancel"; id: number }
+  /** The thread received the connect reply and owns the connection now. */
+  | { t: "adopt"; connectionId: string }
+  /** The thread is going away (best effort, sent from its exit handler). */
+  | { t: "bye" };
+
+// ---------------------------------------------------------------------------------------------------
+// Link: runtime → thread.
+
+export interface ConnectionInfoWire {
+  inputAddress: string;
+  outputAddress: string;
+  engines: { index: number; readyResponse: EngineCoreReadyResponse }[];
+  clientIndex: number;
+  modelName?: string;
+}
+
+export interface AttachResult {
+  connectionId: string;
+  info: ConnectionInfoWire;
+  health: SerializedError | null;
+  /** True when submit must send the request object (the runtime encodes it; see CallBody submit). */
+  encodeOnRuntime: boolean;
+}
+
+export interface AbortResult {
+  /** Ids that were still live on the runtime, with the engine each was routed to. */
+  live: [requestId: string, engineIndex: number][];
+}
+
+export type CallResult =
+  | AttachResult
+  | { engineIndex: number }
+  | AbortResult
+  | { engineIndex: number; output: UtilityOutput }[]
+  | null;
+
+export type ToHost =
+  | { t: "welcome" }
+  | { t: "ok"; id: number; value: CallResult }
+  | { t: "err"; id: number; error: SerializedError }
+  /** Raw output frames whose outputs all belong to this thread: the thread decodes them. */
+  | { t: "frames"; c: string; frames: Uint8Array[] }
+  /** The subset of one output message that belongs to this thread. */
+  | {
+      t: "outputs";
+      c: string;
+      engineIndex: number;
+      timestamp: number;
+      outputs: EngineCoreOutput[];
+      finished: string[] | null;
+    }
+  /** These requests failed (engine dead). */
+  | { t: "fail"; c: string; requestIds: string[]; error: SerializedError }
+  /** Another thread aborted these requests of yours: end them with a final ABORT output. */
+  | { t: "aborted"; c: string; live: [string, number][] }
+  | { t: "health"; c: string; error: SerializedError }
+  /** The connection was shut down (for every thread). */
+  | { t: "closed"; c: string; error: SerializedError };
+
+// ---------------------------------------------------------------------------------------------------
+// Parent port: runtime worker ↔ main-thread supervisor.
+
+export type RuntimeToSupervisor =
+  | { t: "ready" }
+  /** Open connections and connects in progress; the supervisor refs the worker while either is non-zero. */
+  | { t: "load"; open: number; connecting: number }
+  /** The runtime accepts no new work and is closing its sockets; it ends by itself. */
+  | { t: "retiring" };
+
+export type SupervisorToRuntime = { t: "crash"; reason: string };
+
+export interface RuntimeWorkerData {
+  gen: string;
+  /** Enables SupervisorToRuntime "crash" (tests only). */
+  testHooks: boolean;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Utility-call arguments cross threads by structured clone, which drops class identity. The two wrapper
+// classes that carry msgspec meaning (Float64, MsgpackExt) are tagged on the way out and rebuilt inside.
+
+const FLOAT64_TAG = "__vllmFloat64";
+const EXT_TAG = "__vllmMsgpackExt";
+
+export function packArgs(value: unknown): unknown {
+  if (value instanceof Float64) return { [FLOAT64_TAG]: value.value };
+  if (value instanceof MsgpackExt) return { [EXT_TAG]: [value.type, value.data] };
+  if (Array.isArray(value)) return value.map(packArgs);
+  if (value instanceof Map) return new Map([...value].map(([k, v]) => [packArgs(k), packArgs(v)]));
+  if (isPlainObject(value)) {
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(value)) out[k] = packArgs(v);
+    return out;
+  }
+  return value;
+}
+
+export function unpackArgs(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(unpackArgs);
+  if (value instanceof Map) return new Map([...value].map(([k, v]) => [unpackArgs(k), unpackArgs(v)]));
+  if (isPlainObject(value)) {
+    const keys = Object.keys(value);
+    if (keys.length === 1 && keys[0] === FLOAT64_TAG) return new Float64(value[FLOAT64_TAG] as number);
+    if (keys.length === 1 && keys[0] === EXT_TAG) {
+      const [type, data] = value[EXT_TAG] as [number, Uint8Array];
+      return new MsgpackExt(type, data);
+    }
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(value)) out[k] = unpackArgs(v);
+    return out;
+  }
+  return value;
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  if (typeof value !== "object" || value === null) return false;
+  const proto = Object.getPrototypeOf(value);
+  return proto === Object.prototype || proto === null;
+}
+
+/**
+ * A frame that can be cloned cheaply: structured clone copies a view's whole backing ArrayBuffer, and
+ * encoder output or small received Buffers are views into large shared pools.
+ */
+export function ownedFrame(frame: Uint8Array): Uint8Array {
+  if (
+    frame.byteOffset === 0 &&
+    frame.byteLength === frame.buffer.byteLength &&
+    !(frame.buffer instanceof SharedArrayBuffer)
+  ) {
+    return frame;
+  }
+  return new Uint8Array(frame);
+}

@@ -1,0 +1,422 @@
+// One connection on the runtime thread: the request registry (request id → owner thread, engine), engine
+// selection, utility calls, health, and the per-thread routing of engine outputs.
+import {
+  ClientClosedError,
+  DuplicateRequestIdError,
+  type EngineCoreOutput,
+  type EngineCoreOutputs,
+  type EngineCoreRequest,
+  EngineDeadError,
+  encodeAbortRequest,
+  encodeAddRequest,
+  encodeUtilityCall,
+  InvalidDataParallelRankError,
+  type ProtocolError,
+  type SerializedError,
+  serializeError,
+  type UtilityOutput,
+} from "@vllm-engine-core/protocol";
+import type { RuntimeConnectConfig } from "../config.js";
+import {
+  type AbortResult,
+  type AttachResult,
+  type CallBody,
+  type ConnectionInfoWire,
+  ownedFrame,
+  unpackArgs,
+} from "../messages.js";
+import type { EngineIO, EngineOutputSink } from "./engine-io.js";
+import type { ThreadPeer } from "./peer.js";
+
+interface EngineState {
+  readonly index: number;
+  /** Requests routed here that have not finished. */
+  inflight: number;
+  dead: EngineDeadError | undefined;
+}
+
+interface TrackedRequest {
+  readonly owner: ThreadPeer;
+  readonly engine: EngineState;
+}
+
+interface PendingUtility {
+  readonly engine: EngineState;
+  resolve(output: UtilityOutput): void;
+  reject(error: Error): void;
+}
+
+type SubmitBody = Extract<CallBody, { t: "submit" }>;
+
+export class ConnectionService implements EngineOutputSink {
+  readonly id: string;
+  readonly info: ConnectionInfoWire;
+  /** Threads attached to this connection. */
+  readonly peers = new Set<ThreadPeer>();
+  private readonly io: EngineIO;
+  private readonly clientIndex: number;
+  private readonly opener: ThreadPeer;
+  private readonly onClosed: (connection: ConnectionService) => void;
+  /** In identity order: ties in engine selection go to the first. */
+  private readonly engines: EngineState[];
+  private readonly byIndex = new Map<number, EngineState>();
+  private readonly requests = new Map<string, TrackedRequest>();
+  private readonly utilities = new Map<bigint, PendingUtility>();
+  private nextCallId = 1n;
+  private health: SerializedError | null = null;
+  private adopted = false;
+  private closed = false;
+
+  constructor(
+    id: string,
+    io: EngineIO,
+    config: RuntimeConnectConfig,
+    opener: ThreadPeer,
+    onClosed: (connection: ConnectionService) => void,
+  ) {
+    this.id = id;
+    this.io = io;
+    this.opener = opener;
+    this.onClosed = onClosed;
+    this.clientIndex = config.clientIndex ?? 0;
+    this.engines = io.engines.map((engine) => ({ index: engine.index, inflight: 0, dead: undefined }));
+    for (const engine of this.engines) this.byIndex.set(engine.index, engine);
+    this.info = {
+      inputAddress: io.inputAddress,
+      outputAddress: io.outputAddress,
+      engines: io.engines.map((engine) => ({ index: engine.index, readyResponse: engine.readyResponse })),
+      clientIndex: this.clientIndex,
+      ...(config.modelName !== undefined ? { modelName: config.modelName } : {}),
+    };
+    this.attachPeer(opener);
+  }
+
+  get isClosed(): boolean {
+    return this.closed;
+  }
+
+  attach(peer: ThreadPeer): AttachResult {
+    this.assertOpen();
+    // Another thread holds the handle, so the connection is in use beyond its opener.
+    if (peer !== this.opener) this.adopted = true;
+    this.attachPeer(peer);
+    return this.attachResult();
+  }
+
+  attachResult(): AttachResult {
+    return {
+      connectionId: this.id,
+      info: this.info,
+      health: this.health,
+      encodeOnRuntime: this.io.coordinator !== null,
+    };
+  }
+
+  adopt(): void {
+    this.adopted = true;
+  }
+
+  // ---- requests -----------------------------------------------------------------------------
+
+  async submit(peer: ThreadPeer, body: SubmitBody): Promise<{ engineIndex: number }> {
+    this.assertAttached(peer);
+    const { requestId } = body;
+    if (this.requests.has(requestId)) throw new DuplicateRequestIdError({ requestId });
+    const engine = this.selectEngine(body.dataParallelRank);
+    const tracked: TrackedRequest = { owner: peer, engine };
+    this.requests.set(requestId, tracked);
+    engine.inflight++;
+    try {
+      let frames = body.frames;
+      const coordinator = this.io.coordinator;
+      if (coordinator !== null) {
+        const request = unpackArgs(body.request) as EngineCoreRequest;
+        frames = encodeAddRequest({ ...request, currentWave: coordinator.state().currentWave });
+        await coordinator.notifyRequest(engine.index);
+      }
+      if (frames === null) throw new TypeError("submit carried neither frames nor a request");
+      await this.io.send(engine.index, frames);
+    } catch (error) {
+      // Roll the registration back unless the request already ended (engine death, abort, shutdown).
+      if (this.requests.get(requestId) === tracked) this.forget(requestId, tracked);
+      throw error;
+    }
+    return { engineIndex: engine.index };
+  }
+
+  /** Explicit rank → that engine; otherwise the live engine with the fewest in-flight requests. */
+  private selectEngine(rank: number | null): EngineState {
+    if (rank !== null) {
+      const engine = this.byIndex.get(rank);
+      if (engine === undefined) {
+        throw new InvalidDataParallelRankError({ rank, engineIndices: this.engines.map((e) => e.index) });
+      }
+      if (engine.dead !== undefined) throw engine.dead;
+      return engine;
+    }
+    let best: EngineState | undefined;
+    for (const engine of this.engines) {
+      if (engine.dead !== undefined) continue;
+      if (best === undefined || engine.inflight < best.inflight) best = engine;
+    }
+    if (best === undefined) {
+      throw (
+        this.engines[0]?.dead ??
+        new EngineDeadError({ engineIndex: null, reason: "the connection has no live engine" })
+      );
+    }
+    return best;
+  }
+
+  async abort(peer: ThreadPeer, requestIds: readonly string[]): Promise<AbortResult> {
+    this.assertAttached(peer);
+    const live: [string, number][] = [];
+    const othersByPeer = new Map<ThreadPeer, [string, number][]>();
+    const byEngine = new Map<EngineState, string[]>();
+    for (const requestId of requestIds) {
+      const tracked = this.requests.get(requestId);
+      if (tracked === undefined) continue;
+      this.forget(requestId, tracked);
+      const entry: [string, number] = [requestId, tracked.engine.index];
+      live.push(entry);
+      if (tracked.owner !== peer) pushTo(othersByPeer, tracked.owner, entry);
+      pushTo(byEngine, tracked.engine, requestId);
+    }
+    // Streams owned by other threads end the way the caller's own do: with a final ABORT output.
+    for (const [owner, entries] of othersByPeer) owner.post({ t: "aborted", c: this.id, live: entries });
+    await this.sendAborts(byEngine);
+    return { live };
+  }
+
+  async callUtility(
+    peer: ThreadPeer,
+    method: string,
+    packedArgs: unknown[],
+  ): Promise<{ engineIndex: number; output: UtilityOutput }[]> {
+    this.assertAttached(peer);
+    const dead = this.engines.find((engine) => engine.dead !== undefined);
+    if (dead?.dead !== undefined) throw dead.dead;
+    const args = unpackArgs(packedArgs) as unknown[];
+    // Phase 1: one call id per engine, registered before anything is sent.
+    const calls: {
+      engine: EngineState;
+      callId: bigint;
+      result: Promise<UtilityOutput>;
+      frames: Uint8Array[];
+    }[] = [];
+    try {
+      for (const engine of this.engines) {
+        const callId = this.nextCallId++;
+        const result = new Promise<UtilityOutput>((resolve, reject) => {
+          this.utilities.set(callId, { engine, resolve, reject });
+        });
+        // Rejections are observed in phase 3, or never when the call is rolled back.
+        result.catch(() => {});
+        const call = { engine, callId, result, frames: [] as Uint8Array[] };
+        calls.push(call);
+        call.frames = encodeUtilityCall({ clientIndex: this.clientIndex, callId, method, args });
+      }
+      // Phase 2: send to every engine.
+      await Promise.all(calls.map((call) => this.io.send(call.engine.index, call.frames)));
+    } catch (error) {
+      // Roll back: replies to calls that did reach an engine are dropped.
+      for (const call of calls) this.utilities.delete(call.callId);
+      throw error;
+    }
+    // Phase 3: every engine's answer, in engine order.
+    const outputs = await Promise.all(calls.map((call) => call.result));
+    return calls.map((call, i) => ({ engineIndex: call.engine.index, output: outputs[i]! }));
+  }
+
+  // ---- thread lifecycle ---------------------------------------------------------------------
+
+  /** The thread stops using this connection: its live requests are aborted on their engines. */
+  async detach(peer: ThreadPeer): Promise<void> {
+    if (!this.peers.has(peer)) return;
+    this.peers.delete(peer);
+    peer.connections.delete(this);
+    await this.abortOwnedBy(peer);
+  }
+
+  /** The thread died. A connection nobody adopted dies with its opener (nobody else can hold it). */
+  async peerGone(peer: ThreadPeer): Promise<void> {
+    await this.detach(peer);
+    if (!this.adopted && peer === this.opener) {
+      await this.shutdown(new ClientClosedError({ detail: "the thread that opened the connection exited" }));
+    }
+  }
+
+  /** Closes the connection for every thread and closes its sockets. */
+  async shutdown(
+    error: Error = new ClientClosedError({ detail: "the connection was shut down" }),
+  ): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    const serialized = serializeError(error);
+    for (const peer of this.peers) {
+      peer.post({ t: "closed", c: this.id, error: serialized });
+      peer.connections.delete(this);
+    }
+    this.peers.clear();
+    // Best effort: tell the engines to stop working for nobody before the sockets go.
+    const byEngine = new Map<EngineState, string[]>();
+    for (const [requestId, tracked] of this.requests) pushTo(byEngine, tracked.engine, requestId);
+    this.requests.clear();
+    for (const pending of this.utilities.values()) pending.reject(error);
+    this.utilities.clear();
+    await this.sendAborts(byEngine).catch(() => {});
+    try {
+      await this.io.close();
+    } finally {
+      this.onClosed(this);
+    }
+  }
+
+  // ---- engine events (OutputSink) -----------------------------------------------------------
+
+  onOutputs(outputs: EngineCoreOutputs, frames: Buffer[]): void {
+    if (this.closed) return;
+    if (outputs.utilityOutput !== null) this.resolveUtility(outputs.engineIndex, outputs.utilityOutput);
+    const finished = outputs.finishedRequests;
+    if (outputs.outputs.length === 0 && finished === null) return;
+    // Split the step by owner thread; the registry forgets requests that finished in this step.
+    const perPeer = new Map<ThreadPeer, { outputs: EngineCoreOutput[]; finished: string[] | null }>();
+    const slot = (peer: ThreadPeer) => {
+      let entry = perPeer.get(peer);
+      if (entry === undefined) {
+        entry = { outputs: [], finished: null };
+        perPeer.set(peer, entry);
+      }
+      return entry;
+    };
+    for (const output of outputs.outputs) {
+      const tracked = this.requests.get(output.requestId);
+      if (tracked === undefined) continue;
+      if (output.finishReason !== null) this.forget(output.requestId, tracked);
+      slot(tracked.owner).outputs.push(output);
+    }
+    if (finished !== null) {
+      for (const requestId of finished) {
+        const tracked = this.requests.get(requestId);
+        if (tracked === undefined) continue;
+        this.forget(requestId, tracked);
+        const entry = slot(tracked.owner);
+        if (entry.finished === null) entry.finished = [requestId];
+        else entry.finished.push(requestId);
+      }
+    }
+    if (perPeer.size === 1) {
+      // Everything in this message concerns one thread: forward the raw frames and let it decode them,
+      // which is cheaper than cloning the decoded objects (measured; see README).
+      const [peer] = perPeer.keys();
+      peer!.post({ t: "frames", c: this.id, frames: frames.map(ownedFrame) });
+      return;
+    }
+    for (const [peer, entry] of perPeer) {
+      peer.post({
+        t: "outputs",
+        c: this.id,
+        engineIndex: outputs.engineIndex,
+        timestamp: outputs.timestamp,
+        outputs: entry.outputs,
+        finished: entry.finished,
+      });
+    }
+  }
+
+  onEngineDead(engineIndex: number | null, reason: string): void {
+    if (this.closed) return;
+    // An unattributable ENGINE_CORE_DEAD takes every engine of the connection with it.
+    const engines =
+      engineIndex === null ? this.engines : [this.byIndex.get(engineIndex)].filter((e) => e !== undefined);
+    for (const engine of engines) {
+      if (engine.dead !== undefined) continue;
+      const error = new EngineDeadError({ engineIndex: engineIndex === null ? null : engine.index, reason });
+      engine.dead = error;
+      this.setHealth(error);
+      const serialized = serializeError(error);
+      const byPeer = new Map<ThreadPeer, string[]>();
+      for (const [requestId, tracked] of this.requests) {
+        if (tracked.engine !== engine) continue;
+        this.forget(requestId, tracked);
+        pushTo(byPeer, tracked.owner, requestId);
+      }
+      for (const [peer, requestIds] of byPeer)
+        peer.post({ t: "fail", c: this.id, requestIds, error: serialized });
+      for (const [callId, pending] of this.utilities) {
+        if (pending.engine !== engine) continue;
+        this.utilities.delete(callId);
+        pending.reject(error);
+      }
+    }
+  }
+
+  onBadMessage(error: ProtocolError): void {
+    // The loop keeps running; the message cannot be attributed to any request.
+    process.emitWarning(`vllm-engine-core runtime: dropped an undecodable output message: ${error.message}`, {
+      code: error.code,
+    });
+  }
+
+  // ---- internals ----------------------------------------------------------------------------
+
+  private attachPeer(peer: ThreadPeer): void {
+    this.peers.add(peer);
+    peer.connections.add(this);
+  }
+
+  private resolveUtility(engineIndex: number, output: UtilityOutput): void {
+    const pending = this.utilities.get(output.callId);
+    if (pending === undefined || pending.engine.index !== engineIndex) return;
+    this.utilities.delete(output.callId);
+    pending.resolve(output);
+  }
+
+  private forget(requestId: string, tracked: TrackedRequest): void {
+    this.requests.delete(requestId);
+    tracked.engine.inflight--;
+  }
+
+  private async abortOwnedBy(peer: ThreadPeer): Promise<void> {
+    const byEngine = new Map<EngineState, string[]>();
+    for (const [requestId, tracked] of this.requests) {
+      if (tracked.owner !== peer) continue;
+      this.forget(requestId, tracked);
+      pushTo(byEngine, tracked.engine, requestId);
+    }
+    await this.sendAborts(byEngine);
+  }
+
+  /** One ABORT per engine; a dead engine gets none. The first send failure is rethrown after all tried. */
+  private async sendAborts(byEngine: Map<EngineState, string[]>): Promise<void> {
+    const sends: Promise<void>[] = [];
+    for (const [engine, requestIds] of byEngine) {
+      if (engine.dead === undefined) sends.push(this.io.send(engine.index, encodeAbortRequest(requestIds)));
+    }
+    const results = await Promise.allSettled(sends);
+    const failed = results.find((r): r is PromiseRejectedResult => r.status === "rejected");
+    if (failed !== undefined) throw failed.reason;
+  }
+
+  private setHealth(error: Error): void {
+    if (this.health !== null) return;
+    this.health = serializeError(error);
+    for (const peer of this.peers) peer.post({ t: "health", c: this.id, error: this.health });
+  }
+
+  private assertOpen(): void {
+    if (this.closed) throw new ClientClosedError({ detail: "the connection was shut down" });
+  }
+
+  private assertAttached(peer: ThreadPeer): void {
+    this.assertOpen();
+    if (!this.peers.has(peer))
+      throw new ClientClosedError({ detail: "this thread is not attached to the connection" });
+  }
+}
+
+function pushTo<K, V>(map: Map<K, V[]>, key: K, value: V): void {
+  const list = map.get(key);
+  if (list === undefined) map.set(key, [value]);
+  else list.push(value);
+}

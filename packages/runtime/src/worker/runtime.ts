@@ -1,0 +1,238 @@
+// The runtime service on the worker thread: accepts thread links on its control channel, serves their
+// calls, watches their liveness, and ends itself once it has nothing left to serve.
+import { BroadcastChannel, parentPort, workerData } from "node:worker_threads";
+import { ClientClosedError, ConnectAbortedError, serializeError } from "@vllm-engine-core/protocol";
+import {
+  type CallMessage,
+  type CallResult,
+  controlChannelName,
+  type Hello,
+  RUNTIME_RETIRING,
+  type RuntimeToSupervisor,
+  type RuntimeWorkerData,
+  type SupervisorToRuntime,
+  type ToRuntime,
+} from "../messages.js";
+import { IDLE_RETIRE_MS, LIVENESS_CHECK_MS } from "../timing.js";
+import { ConnectionService } from "./connection.js";
+import type { ConnectEngines } from "./engine-io.js";
+import { ThreadPeer } from "./peer.js";
+
+export class RuntimeService {
+  private readonly gen: string;
+  private readonly connectEngines: ConnectEngines;
+  private readonly control: BroadcastChannel;
+  private readonly peers = new Map<string, ThreadPeer>();
+  private readonly connections = new Map<string, ConnectionService>();
+  private connecting = 0;
+  private nextConnection = 1;
+  private retiring = false;
+  private hadWork = false;
+  /** Ref'd: this timer is what keeps the runtime thread alive until it retires. */
+  private readonly liveness: NodeJS.Timeout;
+  private idleTimer: NodeJS.Timeout | undefined;
+
+  constructor(connectEngines: ConnectEngines) {
+    const data = workerData as RuntimeWorkerData;
+    this.gen = data.gen;
+    this.connectEngines = connectEngines;
+    this.control = new BroadcastChannel(controlChannelName(this.gen));
+    this.control.onmessage = (event) => this.onHello((event as MessageEvent).data as Hello);
+    this.control.unref();
+    this.liveness = setInterval(() => this.checkLiveness(), LIVENESS_CHECK_MS);
+    if (data.testHooks) this.installTestHooks();
+    this.toSupervisor({ t: "ready" });
+    this.scheduleIdleRetire();
+  }
+
+  // ---- links --------------------------------------------------------------------------------
+
+  private onHello(hello: Hello): void {
+    if (hello?.t !== "hello") return;
+    const existing = this.peers.get(hello.link);
+    if (existing !== undefined) {
+      existing.post({ t: "welcome" });
+      return;
+    }
+    const peer = new ThreadPeer(hello.threadKey, hello.link, hello.heartbeat, (message) =>
+      this.onLinkMessage(peer, message),
+    );
+    this.peers.set(hello.link, peer);
+    peer.post({ t: "welcome" });
+  }
+
+  private onLinkMessage(peer: ThreadPeer, message: ToRuntime): void {
+    if (peer.gone) return;
+    switch (message.t) {
+      case "cancel":
+        peer.connects.get(message.id)?.abort(new ConnectAbortedError({ detail: "cancelled by the caller" }));
+        return;
+      case "adopt":
+        this.connections.get(message.connectionId)?.adopt();
+        return;
+      case "bye":
+        void this.peerGone(peer);
+        return;
+      default:
+        this.respond(peer, message.id, this.serve(peer, message));
+    }
+  }
+
+  private async serve(peer: ThreadPeer, call: CallMessage): Promise<CallResult> {
+    if (call.t === "connect") return this.connect(peer, call);
+    const connection = this.connections.get(call.connectionId);
+    if (call.t === "attach" && this.retiring) throw retiringError();
+    if (connection === undefined) {
+      if (call.t === "detach" || call.t === "shutdown") return null;
+      throw new ClientClosedError({ detail: "the connection was shut down" });
+    }
+    switch (call.t) {
+      case "attach":
+        return connection.attach(peer);
+      case "submit":
+        return connection.submit(peer, call);
+      case "abort":
+        return connection.abort(peer, call.requestIds);
+      case "utility":
+        return connection.callUtility(peer, call.method, call.args);
+      case "detach":
+        await connection.detach(peer);
+        return null;
+      case "shutdown":
+        await connection.shutdown();
+        return null;
+    }
+  }
+
+  private respond(peer: ThreadPeer, id: number, result: Promise<CallResult>): void {
+    result.then(
+      (value) => peer.post({ t: "ok", id, value }),
+      (error: unknown) => peer.post({ t: "err", id, error: serializeError(error) }),
+    );
+  }
+
+  // ---- connect ------------------------------------------------------------------------------
+
+  private async connect(peer: ThreadPeer, call: Extract<CallMessage, { t: "connect" }>): Promise<CallResult> {
+    if (this.retiring) throw retiringError();
+    this.hadWork = true;
+    this.clearIdleRetire();
+    const controller = new AbortController();
+    peer.connects.set(call.id, controller);
+    this.connecting++;
+    this.reportLoad();
+    try {
+      const io = await this.connectEngines(call.config, controller.signal);
+      if (controller.signal.aborted || peer.gone) {
+        await io.close();
+        throw controller.signal.reason ?? new ConnectAbortedError({ detail: "the connecting thread exited" });
+      }
+      const id = `${this.gen}:${this.nextConnection++}`;
+      const connection = new ConnectionService(id, io, call.config, peer, (closed) =>
+        this.connectionClosed(closed),
+      );
+      this.connections.set(id, connection);
+      io.startOutputLoop(connection);
+      return connection.attachResult();
+    } finally {
+      peer.connects.delete(call.id);
+      this.connecting--;
+      this.reportLoad();
+      this.maybeRetire();
+    }
+  }
+
+  private connectionClosed(connection: ConnectionService): void {
+    if (this.connections.get(connection.id) === connection) this.connections.delete(connection.id);
+    this.reportLoad();
+    this.maybeRetire();
+  }
+
+  // ---- liveness -----------------------------------------------------------------------------
+
+  private checkLiveness(): void {
+    const now = performance.now();
+    for (const peer of this.peers.values()) {
+      if (peer.isStale(now)) void this.peerGone(peer);
+    }
+  }
+
+  /** A thread exited (or stopped beating): cancel its connects, abort its requests, drop its link. */
+  private async peerGone(peer: ThreadPeer): Promise<void> {
+    if (peer.gone) return;
+    peer.close();
+    this.peers.delete(peer.linkName);
+    for (const controller of peer.connects.values()) {
+      controller.abort(new ConnectAbortedError({ detail: "the connecting thread exited" }));
+    }
+    await Promise.allSettled([...peer.connections].map((connection) => connection.peerGone(peer)));
+  }
+
+  // ---- lifecycle ----------------------------------------------------------------------------
+
+  private reportLoad(): void {
+    this.toSupervisor({ t: "load", open: this.connections.size, connecting: this.connecting });
+  }
+
+  private maybeRetire(): void {
+    if (this.retiring || this.connections.size > 0 || this.connecting > 0) return;
+    if (this.hadWork) this.retire();
+    else this.scheduleIdleRetire();
+  }
+
+  /** A runtime that was spawned but never asked to connect (its requester died) ends after a while. */
+  private scheduleIdleRetire(): void {
+    this.clearIdleRetire();
+    this.idleTimer = setTimeout(() => this.maybeRetireIdle(), IDLE_RETIRE_MS);
+  }
+
+  private maybeRetireIdle(): void {
+    this.idleTimer = undefined;
+    if (!this.retiring && this.connections.size === 0 && this.connecting === 0) this.retire();
+  }
+
+  private clearIdleRetire(): void {
+    if (this.idleTimer !== undefined) clearTimeout(this.idleTimer);
+    this.idleTimer = undefined;
+  }
+
+  /**
+   * Nothing left to serve: refuse new work, close every handle this thread holds and let the event loop
+   * drain, so the thread ends by itself (terminate() on a thread that loaded zeromq can abort the process).
+   */
+  private retire(): void {
+    this.retiring = true;
+    this.toSupervisor({ t: "retiring" });
+    clearInterval(this.liveness);
+    this.clearIdleRetire();
+    this.control.close();
+    // Peers still linked get the retirement answer for a moment longer, then their links close too.
+    setTimeout(() => {
+      for (const peer of this.peers.values()) peer.close();
+      this.peers.clear();
+      parentPort?.removeAllListeners("message");
+    }, 50).unref();
+  }
+
+  private toSupervisor(message: RuntimeToSupervisor): void {
+    parentPort?.postMessage(message);
+  }
+
+  private installTestHooks(): void {
+    parentPort?.on("message", (message: SupervisorToRuntime) => {
+      if (message?.t === "crash") {
+        setImmediate(() => {
+          throw new Error(message.reason);
+        });
+      }
+    });
+    // The hook must not keep the thread alive.
+    parentPort?.unref();
+  }
+}
+
+function retiringError(): Error {
+  const error = new Error("the runtime is retiring");
+  error.name = RUNTIME_RETIRING;
+  return error;
+}
