@@ -1,0 +1,77 @@
+// The probe's consumer: a worker thread (neither the connecting thread nor the runtime) that attaches to
+// the connection with EngineCoreClient.attach(handle), runs the streams and records each output's delay
+// (receive wall time − the engine's send timestamp). It never loads zeromq.
+import { parentPort } from "node:worker_threads";
+import { EngineCoreClient, type EngineCoreOutputStream } from "@vllm-engine-core/client";
+import { wallNowMs } from "./clock.js";
+import type { FromConsumer, ToConsumer } from "./consumer-protocol.js";
+import { DelayRecorder } from "./delays.js";
+import { createThreadMarker } from "./net.js";
+import { callRequest, streamRequestIds } from "./requests.js";
+
+const port = parentPort;
+if (port === null) throw new Error("consumer-worker.js must run as a worker thread");
+const post = (message: FromConsumer, transfer: ArrayBuffer[] = []) => port.postMessage(message, transfer);
+
+const marker = await createThreadMarker();
+let client: EngineCoreClient | undefined;
+let recorder = new DelayRecorder();
+let ids: string[] = [];
+let loops: Promise<void>[] = [];
+
+async function consume(stream: EngineCoreOutputStream, tokensPerStep: number, onFirst: () => void): Promise<void> {
+  for await (const output of stream) {
+    const received = wallNowMs();
+    if (output.finishReason != null) break;
+    recorder.record(stream.lastTimestamp * 1000, received);
+    if (output.newTokenIds.length > tokensPerStep) recorder.merged++;
+    onFirst();
+  }
+}
+
+async function handle(message: ToConsumer): Promise<void> {
+  switch (message.type) {
+    case "attach":
+      client = await EngineCoreClient.attach(message.handle);
+      post({ type: "attached" });
+      return;
+    case "start": {
+      if (client === undefined) throw new Error("start before attach");
+      recorder = new DelayRecorder();
+      ids = streamRequestIds(message.prefix, message.count);
+      let announced = false;
+      const onFirst = () => {
+        if (announced) return;
+        announced = true;
+        post({ type: "flowing" });
+      };
+      const streams: EngineCoreOutputStream[] = [];
+      for (const id of ids) streams.push(await client.call(callRequest(id, message.maxTokens)));
+      loops = streams.map((s) => consume(s, message.tokensPerStep, onFirst));
+      return;
+    }
+    case "stop": {
+      const done = recorder;
+      recorder = new DelayRecorder(); // outputs after this point are not counted
+      await client?.abort(ids);
+      await Promise.all(loops);
+      const pairs = done.pairs();
+      post({ type: "stopped", pairs, merged: done.merged }, [pairs.buffer as ArrayBuffer]);
+      return;
+    }
+    case "close":
+      await client?.detach();
+      await marker?.close();
+      post({ type: "closed" });
+      port.close();
+      return;
+  }
+}
+
+port.on("message", (message: ToConsumer) => {
+  handle(message).catch((error: unknown) => {
+    const e = error instanceof Error ? error : new Error(String(error));
+    post({ type: "error", message: `${e.name}: ${e.message}`, stack: e.stack });
+  });
+});
+post({ type: "marker", fd: marker?.fd });

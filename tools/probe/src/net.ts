@@ -1,0 +1,42 @@
+// Loopback helpers: a free TCP port, and a thread marker (a listening socket on this thread's loop).
+import { randomUUID } from "node:crypto";
+import { createServer, type Server } from "node:net";
+
+/** A TCP port that was free a moment ago on 127.0.0.1 (the kernel picks it; tiny reuse race). */
+export async function freeTcpPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", resolve);
+  });
+  const address = server.address();
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  if (address === null || typeof address === "string") throw new Error("could not read the free port");
+  return address.port;
+}
+
+export interface ThreadMarkerHandle {
+  /** The listening descriptor; the epoll that watches it belongs to the thread that created it. */
+  fd: number;
+  close(): Promise<void>;
+}
+
+/**
+ * Listens on an abstract unix socket (Linux; nothing on disk) so this thread's libuv loop registers the
+ * descriptor in its epoll. Returns undefined where descriptors are not exposed.
+ */
+export async function createThreadMarker(): Promise<ThreadMarkerHandle | undefined> {
+  if (process.platform !== "linux") return undefined;
+  const server: Server = createServer();
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(`\0vllm-engine-core-probe-${randomUUID()}`, resolve);
+  });
+  server.unref();
+  const fd = (server as unknown as { _handle?: { fd?: number } })._handle?.fd;
+  if (typeof fd !== "number" || fd < 0) {
+    server.close();
+    return undefined;
+  }
+  return { fd, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
+}

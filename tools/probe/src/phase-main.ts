@@ -1,0 +1,38 @@
+#!/usr/bin/env node
+// One probe phase in its own process (so "after" never shares a process with the zeromq the "before"
+// control client loaded on the connecting thread). Logs go to stderr; the result is one JSON line on stdout.
+import { parseArgs } from "node:util";
+import { runAfter } from "./after.js";
+import { CONNECTING_LABEL, type PhaseOptions, runBefore } from "./before.js";
+import type { BlockMode } from "./block.js";
+import { createThreadMarker } from "./net.js";
+import { baselineEventfdsOf } from "./procfs/analyze.js";
+import { procfsAvailable, readProcSnapshot } from "./procfs/snapshot.js";
+
+const { values } = parseArgs({
+  options: {
+    phase: { type: "string" },
+    "block-ms": { type: "string" },
+    "step-ms": { type: "string" },
+    streams: { type: "string" },
+    modes: { type: "string" },
+  },
+});
+const phase = values.phase;
+if (phase !== "before" && phase !== "after") throw new Error(`--phase must be before or after, got ${phase}`);
+
+const marker = procfsAvailable() ? await createThreadMarker() : undefined;
+// Baseline of the connecting thread's loop before anything touched ZeroMQ: its own libuv eventfd.
+const baseline = marker ? baselineEventfdsOf(readProcSnapshot(), marker.fd) : undefined;
+
+const options: PhaseOptions = {
+  blockMs: Number(values["block-ms"] ?? 5000),
+  stepMs: Number(values["step-ms"] ?? 5),
+  streams: Number(values.streams ?? 8),
+  modes: (values.modes ?? "parked,busy").split(",") as BlockMode[],
+  marker: marker ? { label: CONNECTING_LABEL, markerFd: marker.fd, ...(baseline ? { baselineEventfds: baseline } : {}) } : undefined,
+  log: (line) => process.stderr.write(`  ${line}\n`),
+};
+const result = phase === "before" ? await runBefore(options) : await runAfter(options);
+await marker?.close();
+process.stdout.write(`${JSON.stringify(result)}\n`);
