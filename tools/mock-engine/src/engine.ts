@@ -189,7 +189,7 @@ export class MockEngineCore implements UtilityHost {
   async #readInput(socket: Dealer): Promise<void> {
     try {
       for await (const frames of socket) {
-        if (this.#inputDead || this.#stopping) break;
+        if (this.#inputDead) break;
         this.#handleInput(frames);
       }
     } catch (error) {
@@ -226,6 +226,11 @@ export class MockEngineCore implements UtilityHost {
       }
       case "utility":
         this.#handleUtility(message.clientIndex, message.callId, message.method, message.args);
+        break;
+      case "wakeup":
+        break;
+      case "executor_failed":
+        this.#fatal("Executor failed.");
         break;
       case "other":
         // vLLM's busy loop logs "Unrecognized input request type" and carries on.

@@ -5,6 +5,7 @@ import {
   type DecodedEngineCoreRequest,
   decodeHandshakeInit,
   decodeInputMessage,
+  decodeValue,
   ENGINE_CORE_DEAD,
   encodeEngineCoreOutputs,
   encodeHandshakeStatus,
@@ -65,7 +66,13 @@ export type MockInput =
   | { type: "add"; request: MockAddRequest }
   | { type: "abort"; requestIds: string[] }
   | { type: "utility"; clientIndex: number; callId: bigint; method: string; args: unknown[] }
+  | { type: "executor_failed" }
+  | { type: "wakeup" }
   | { type: "other"; typeByte: number };
+
+/** Engine-internal request types (EngineCoreRequestType) that vLLM still accepts from its input socket. */
+const EXECUTOR_FAILED = 0x04;
+const WAKEUP = 0x05;
 
 /** The validation error vLLM raises while decoding SamplingParams (its __post_init__ / _verify_args). */
 export class SamplingValidationError extends Error {
@@ -145,6 +152,14 @@ function toMockAdd(request: DecodedEngineCoreRequest): MockAddRequest {
 
 /** Decodes one input-socket message `[type, payload, ...aux]`; throws like vLLM's input thread would. */
 export function decodeInput(frames: readonly Uint8Array[]): MockInput {
+  const typeFrame = frames[0];
+  if (typeFrame?.byteLength === 1 && (typeFrame[0] === EXECUTOR_FAILED || typeFrame[0] === WAKEUP)) {
+    // vLLM decodes their payload generically and queues them: WAKEUP is ignored, EXECUTOR_FAILED is fatal.
+    const payload = frames[1];
+    if (payload === undefined) throw new Error("missing payload frame");
+    decodeValue(payload);
+    return typeFrame[0] === WAKEUP ? { type: "wakeup" } : { type: "executor_failed" };
+  }
   const message = decodeInputMessage(frames);
   switch (message.type) {
     case "add":

@@ -1,4 +1,10 @@
-import { encodeAddRequest, FinishReason, RequestType } from "@vllm-engine-core/protocol";
+import {
+  encodeAddRequest,
+  encodeStartDpWave,
+  encodeValue,
+  FinishReason,
+  RequestType,
+} from "@vllm-engine-core/protocol";
 import { afterEach, describe, expect, it } from "vitest";
 import {
   expectedTokens,
@@ -200,6 +206,23 @@ describe("requests", () => {
     await delay(100);
     expect(frontend.outputsFor("late")).toHaveLength(0);
     expect(engine.events.some((e) => e.event === "exit")).toBe(false);
+  });
+
+  it("handles the engine-internal request types like vLLM: WAKEUP ignored, START_DP_WAVE logged, EXECUTOR_FAILED fatal", async () => {
+    const { frontend, engine } = await setup();
+    await frontend.sendRaw(0, [Uint8Array.of(RequestType.WAKEUP), encodeValue(null)]);
+    await frontend.sendRaw(0, encodeStartDpWave({ wave: 1, excludeEngineIndex: null }));
+    const unrecognized = await engine.waitForEvent((e) => e.event === "fault");
+    expect(unrecognized).toMatchObject({
+      kind: "unrecognized-request-type",
+      type: RequestType.START_DP_WAVE,
+    });
+    await frontend.add(0, request("still-up", { maxTokens: 2 }));
+    expect((await frontend.finished("still-up")).tokens).toHaveLength(2);
+    await frontend.sendRaw(0, [Uint8Array.of(RequestType.EXECUTOR_FAILED), encodeValue(null)]);
+    await frontend.received.wait((m) => m.kind === "dead", 10_000, "ENGINE_CORE_DEAD");
+    expect((await engine.exited).code).toBe(1);
+    expect(engine.events.find((e) => e.kind === "engine-dead")?.detail).toBe("Executor failed.");
   });
 
   it("load mode: stepMs 0 serves thousands of requests, wall timestamps are epoch seconds at send", async () => {
