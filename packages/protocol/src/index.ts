@@ -103,6 +103,7 @@ export {
   type RepetitionDetectionParamsInit,
   RequestOutputKind,
   type SamplingParams,
+  type SamplingParamsInit,
   type StructuredOutputsParams,
   type StructuredOutputsParamsInit,
 } from "./structs/sampling.js";

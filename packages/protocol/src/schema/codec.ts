@@ -18,6 +18,12 @@ export interface Codec<TOut, TIn = TOut> {
   readonly inner?: AnyCodec;
   /** JS expression (over a Reader named `r`) that decodes this type inline in compiled struct decoders. */
   readonly inline?: string;
+  /** For list codecs: the element codec. */
+  readonly element?: AnyCodec;
+  /** For dict[str, T] codecs: the value codec. */
+  readonly values?: AnyCodec;
+  /** For unions: the alternatives. */
+  readonly alternatives?: readonly AnyCodec[];
 }
 
 // biome-ignore lint/suspicious/noExplicitAny: type-erased codec used by the field tables
@@ -177,6 +183,7 @@ export function list<O, I>(inner: Codec<O, I>, options: { unique?: boolean } = {
   return {
     label: `${unique ? "set" : "list"}[${inner.label}]`,
     nullable: false,
+    element: inner,
     decode: (r) => {
       const n = r.array();
       const out = new Array<O>(n);
@@ -225,6 +232,7 @@ export function strMap<O, I>(inner: Codec<O, I>): Codec<Record<string, O>, Reado
   return {
     label: `dict[str, ${inner.label}]`,
     nullable: false,
+    values: inner,
     decode: (r) => {
       const n = r.map();
       const out: Record<string, O> = {};
@@ -302,6 +310,7 @@ export function union<A, AI, B, BI>(
   return {
     label,
     nullable: false,
+    alternatives: [first.codec, second.codec],
     decode: (r) => (first.test(r) ? first.codec.decode(r) : second.codec.decode(r)),
     encode: (w, v) => {
       if (first.accepts(v)) first.codec.encode(w, v as AI);

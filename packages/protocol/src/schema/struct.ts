@@ -66,12 +66,21 @@ export type SparseOf<F extends readonly AnyField[]> = Simplify<{
   [P in F[number] as P["key"]]?: Out<P> | undefined;
 }>;
 
+/** Sparse encoder input: like SparseOf, with nested values in their encoder-input form. */
+export type SparseInitOf<F extends readonly AnyField[]> = Simplify<{
+  [P in F[number] as P["key"]]?: In<P> | undefined;
+}>;
+
 /** The decoded view type of a codec. */
 export type Decoded<C> = C extends Codec<infer O, infer _I> ? O : never;
 /** The encoder input type of a codec. */
 export type Init<C> = C extends Codec<infer _O, infer I> ? I : never;
 
 export type StructKind = "array" | "map" | "sparse";
+
+export interface StructOptions {
+  validate?: (view: Record<string, unknown>) => string | undefined;
+}
 
 export class StructCodec<V, I> implements Codec<V, I> {
   readonly label: string;
@@ -83,11 +92,16 @@ export class StructCodec<V, I> implements Codec<V, I> {
   /** Specialized decoder for array structs generated from the field table (see compileArrayDecoder). */
   private readonly compiled: ((r: Reader, n: number) => Record<string, unknown>) | undefined;
 
+  /** Mirrors the struct's `__post_init__` checks (msgspec runs them on decode); returns a problem or undefined. */
+  readonly validate: ((view: Record<string, unknown>) => string | undefined) | undefined;
+
   constructor(
     readonly name: string,
     readonly kind: StructKind,
     fields: readonly AnyField[],
+    options: StructOptions = {},
   ) {
+    this.validate = options.validate;
     this.label = name;
     this.fields = fields;
     let min = 0;
@@ -100,7 +114,12 @@ export class StructCodec<V, I> implements Codec<V, I> {
   }
 
   decode(r: Reader): V {
-    return (this.kind === "array" ? this.decodeArray(r) : this.decodeMap(r)) as V;
+    const view = this.kind === "array" ? this.decodeArray(r) : this.decodeMap(r);
+    if (this.validate !== undefined) {
+      const problem = this.validate(view);
+      if (problem !== undefined) fail(`${this.name} validation failed: ${problem}`);
+    }
+    return view as V;
   }
 
   encode(w: Writer, value: I): void {
@@ -108,6 +127,10 @@ export class StructCodec<V, I> implements Codec<V, I> {
       fail(
         `expected a ${this.name} object, got ${value === null ? "null" : Array.isArray(value) ? "array" : typeof value}`,
       );
+    }
+    if (this.validate !== undefined) {
+      const problem = this.validate(this.resolve(value as Record<string, unknown>));
+      if (problem !== undefined) fail(`${this.name} validation failed: ${problem}`);
     }
     if (this.kind === "sparse") this.encodeSparse(w, value as Record<string, unknown>);
     else this.encodeAll(w, value as Record<string, unknown>);
@@ -251,7 +274,7 @@ function compileArrayDecoder(
   const lines: string[] = [];
   lines.push(`let f = 0;`);
   lines.push(`const buf = r.buf;`);
-  fields.forEach((_, i) => lines.push(`let v${i};`));
+  lines.push(`let ${fields.map((_, i) => `v${i}`).join(", ")};`);
   lines.push("try {");
   fields.forEach((f, i) => {
     const c = f.codec;
@@ -298,16 +321,28 @@ function describeNext(r: Reader): string {
   return "other";
 }
 
-export function arrayStruct<const F extends readonly AnyField[]>(name: string, fields: F) {
-  return new StructCodec<ViewOf<F>, InitOf<F>>(name, "array", fields);
+export function arrayStruct<const F extends readonly AnyField[]>(
+  name: string,
+  fields: F,
+  options?: StructOptions,
+) {
+  return new StructCodec<ViewOf<F>, InitOf<F>>(name, "array", fields, options);
 }
 
-export function mapStruct<const F extends readonly AnyField[]>(name: string, fields: F) {
-  return new StructCodec<ViewOf<F>, InitOf<F>>(name, "map", fields);
+export function mapStruct<const F extends readonly AnyField[]>(
+  name: string,
+  fields: F,
+  options?: StructOptions,
+) {
+  return new StructCodec<ViewOf<F>, InitOf<F>>(name, "map", fields, options);
 }
 
-export function sparseStruct<const F extends readonly AnyField[]>(name: string, fields: F) {
-  return new StructCodec<SparseOf<F>, SparseOf<F>>(name, "sparse", fields);
+export function sparseStruct<const F extends readonly AnyField[]>(
+  name: string,
+  fields: F,
+  options?: StructOptions,
+) {
+  return new StructCodec<SparseOf<F>, SparseInitOf<F>>(name, "sparse", fields, options);
 }
 
 export type { AnyCodec };

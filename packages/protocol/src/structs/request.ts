@@ -24,15 +24,26 @@ import { SamplingParamsCodec } from "./sampling.js";
 
 const none = () => null;
 
-export const LoRARequestCodec = arrayStruct("LoRARequest", [
-  required("lora_name", "loraName", STR),
-  required("lora_int_id", "loraIntId", INT),
-  optional("lora_path", "loraPath", STR, () => ""),
-  optional("base_model_name", "baseModelName", nullable(STR), none),
-  optional("tensorizer_config_dict", "tensorizerConfigDict", nullable(DICT), none),
-  optional("load_inplace", "loadInplace", BOOL, () => false),
-  optional("is_3d_lora_weight", "is3dLoraWeight", BOOL, () => false),
-] as const);
+export const LoRARequestCodec = arrayStruct(
+  "LoRARequest",
+  [
+    required("lora_name", "loraName", STR),
+    required("lora_int_id", "loraIntId", INT),
+    optional("lora_path", "loraPath", STR, () => ""),
+    optional("base_model_name", "baseModelName", nullable(STR), none),
+    optional("tensorizer_config_dict", "tensorizerConfigDict", nullable(DICT), none),
+    optional("load_inplace", "loadInplace", BOOL, () => false),
+    optional("is_3d_lora_weight", "is3dLoraWeight", BOOL, () => false),
+  ] as const,
+  {
+    // __post_init__ checks.
+    validate: (v) => {
+      if ((v.loraIntId as number) < 1) return `lora_int_id must be > 0, got ${v.loraIntId}`;
+      if (v.loraPath === "") return "lora_path must not be empty";
+      return undefined;
+    },
+  },
+);
 
 export const LateInteractionParamsCodec = arrayStruct("LateInteractionParams", [
   required("mode", "mode", STR),

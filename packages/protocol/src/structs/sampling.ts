@@ -6,25 +6,54 @@ import { INT_LIST, STR_ANY_MAP, STR_LIST, STR_OR_DICT, STR_OR_STR_LIST } from ".
 const none = () => null;
 
 /** Dataclass → map of all 11 fields (Python writes `_backend` and `_backend_was_auto` too). */
-export const StructuredOutputsParamsCodec = mapStruct("StructuredOutputsParams", [
-  optional("json", "json", nullable(STR_OR_DICT), none),
-  optional("regex", "regex", nullable(STR), none),
-  optional("choice", "choice", nullable(STR_LIST), none),
-  optional("grammar", "grammar", nullable(STR), none),
-  optional("json_object", "jsonObject", nullable(BOOL), none),
-  optional("disable_any_whitespace", "disableAnyWhitespace", BOOL, () => false),
-  optional("disable_additional_properties", "disableAdditionalProperties", BOOL, () => false),
-  optional("whitespace_pattern", "whitespacePattern", nullable(STR), none),
-  optional("structural_tag", "structuralTag", nullable(STR), none),
-  optional("_backend", "backend", nullable(STR), none),
-  optional("_backend_was_auto", "backendWasAuto", BOOL, () => false),
-] as const);
+export const StructuredOutputsParamsCodec = mapStruct(
+  "StructuredOutputsParams",
+  [
+    optional("json", "json", nullable(STR_OR_DICT), none),
+    optional("regex", "regex", nullable(STR), none),
+    optional("choice", "choice", nullable(STR_LIST), none),
+    optional("grammar", "grammar", nullable(STR), none),
+    optional("json_object", "jsonObject", nullable(BOOL), none),
+    optional("disable_any_whitespace", "disableAnyWhitespace", BOOL, () => false),
+    optional("disable_additional_properties", "disableAdditionalProperties", BOOL, () => false),
+    optional("whitespace_pattern", "whitespacePattern", nullable(STR), none),
+    optional("structural_tag", "structuralTag", nullable(STR), none),
+    optional("_backend", "backend", nullable(STR), none),
+    optional("_backend_was_auto", "backendWasAuto", BOOL, () => false),
+  ] as const,
+  {
+    // __post_init__: exactly one kind of constraint.
+    validate: (v) => {
+      const kinds = ["json", "regex", "choice", "grammar", "jsonObject", "structuralTag"];
+      const set = kinds.filter((k) => v[k] !== null && v[k] !== undefined).length;
+      if (set > 1) return "only one kind of structured outputs constraint may be set";
+      if (set < 1)
+        return "one kind of structured outputs constraint must be set (json, regex, choice, grammar, json_object or structural_tag)";
+      return undefined;
+    },
+  },
+);
 
-export const RepetitionDetectionParamsCodec = mapStruct("RepetitionDetectionParams", [
-  optional("max_pattern_size", "maxPatternSize", INT, () => 0),
-  optional("min_pattern_size", "minPatternSize", INT, () => 0),
-  optional("min_count", "minCount", INT, () => 0),
-] as const);
+export const RepetitionDetectionParamsCodec = mapStruct(
+  "RepetitionDetectionParams",
+  [
+    optional("max_pattern_size", "maxPatternSize", INT, () => 0),
+    optional("min_pattern_size", "minPatternSize", INT, () => 0),
+    optional("min_count", "minCount", INT, () => 0),
+  ] as const,
+  {
+    // __post_init__ checks.
+    validate: (v) => {
+      const max = v.maxPatternSize as number;
+      const min = v.minPatternSize as number;
+      if (max < 0 || min < 0 || min > max) {
+        return "max_pattern_size and min_pattern_size must be >= 0 with min_pattern_size <= max_pattern_size";
+      }
+      if (max > 0 && (v.minCount as number) < 2) return "min_count must be >= 2 when max_pattern_size > 0";
+      return undefined;
+    },
+  },
+);
 
 /** RequestOutputKind: 0 CUMULATIVE, 1 DELTA, 2 FINAL_ONLY. */
 export const RequestOutputKind = { CUMULATIVE: 0, DELTA: 1, FINAL_ONLY: 2 } as const;
@@ -74,6 +103,8 @@ export const SamplingParamsCodec = sparseStruct("SamplingParams", [
 
 /** Sparse view: exactly the keys present on the wire / to be written (undefined = absent). */
 export type SamplingParams = Decoded<typeof SamplingParamsCodec>;
+/** SamplingParams as given to the encoder (nested structs in their input form). */
+export type SamplingParamsInit = Init<typeof SamplingParamsCodec>;
 export type StructuredOutputsParams = Decoded<typeof StructuredOutputsParamsCodec>;
 export type StructuredOutputsParamsInit = Init<typeof StructuredOutputsParamsCodec>;
 export type RepetitionDetectionParams = Decoded<typeof RepetitionDetectionParamsCodec>;
