@@ -157,13 +157,21 @@ export type RuntimeToSupervisor =
   /** Open connections and connects in progress; the supervisor refs the worker while either is non-zero. */
   | { t: "load"; open: number; connecting: number }
   /** The runtime accepts no new work and is closing its sockets; it ends by itself. */
-  | { t: "retiring" };
+  | { t: "retiring" }
+  /** An uncaught error: the runtime closes every socket and ends by itself; its connections are lost. */
+  | { t: "crashed"; reason: string };
 
-export type SupervisorToRuntime = { t: "crash"; reason: string };
+export type SupervisorToRuntime =
+  /** The process is exiting: close every socket now, then set `exitFlag` (the main thread is blocked on it). */
+  | { t: "exit" }
+  /** Tests only (testHooks): throw an uncaught error on the runtime thread. */
+  | { t: "crash"; reason: string };
 
 export interface RuntimeWorkerData {
   gen: string;
-  /** Enables SupervisorToRuntime "crash" (tests only). */
+  /** Int32[0] becomes 1 once the runtime closed its sockets after an "exit" request. */
+  exitFlag: SharedArrayBuffer;
+  /** Enables SupervisorToRuntime "crash". */
   testHooks: boolean;
 }
 
@@ -202,6 +210,25 @@ export function unpackArgs(value: unknown): unknown {
     return out;
   }
   return value;
+}
+
+/** The two opaque fields of an output can hold Float64/MsgpackExt; everything else clones faithfully. */
+export function packOutput(output: EngineCoreOutput): EngineCoreOutput {
+  if (output.kvTransferParams === null && output.ecTransferParams === null) return output;
+  return {
+    ...output,
+    kvTransferParams: packArgs(output.kvTransferParams) as EngineCoreOutput["kvTransferParams"],
+    ecTransferParams: packArgs(output.ecTransferParams) as EngineCoreOutput["ecTransferParams"],
+  };
+}
+
+export function unpackOutput(output: EngineCoreOutput): EngineCoreOutput {
+  if (output.kvTransferParams === null && output.ecTransferParams === null) return output;
+  return {
+    ...output,
+    kvTransferParams: unpackArgs(output.kvTransferParams) as EngineCoreOutput["kvTransferParams"],
+    ecTransferParams: unpackArgs(output.ecTransferParams) as EngineCoreOutput["ecTransferParams"],
+  };
 }
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {

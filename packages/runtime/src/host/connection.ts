@@ -13,7 +13,15 @@ import {
   RequestStreamClosedError,
   type UtilityOutput,
 } from "@vllm-engine-core/protocol";
-import { type AbortResult, type AttachResult, ownedFrame, packArgs, type ToHost } from "../messages.js";
+import {
+  type AbortResult,
+  type AttachResult,
+  ownedFrame,
+  packArgs,
+  type ToHost,
+  unpackArgs,
+  unpackOutput,
+} from "../messages.js";
 import type { ConnectionHandle, ConnectionInfo, RequestSink, RuntimeConnection } from "../types.js";
 import type { LinkedConnection, RuntimeLink } from "./link.js";
 
@@ -123,12 +131,16 @@ export class ThreadConnection implements RuntimeConnection, LinkedConnection {
     args: readonly unknown[],
   ): Promise<{ engineIndex: number; output: UtilityOutput }[]> {
     this.#assertOpen();
-    return (await this.#link.call({
+    const replies = (await this.#link.call({
       t: "utility",
       connectionId: this.#id,
       method,
       args: packArgs([...args]) as unknown[],
     }).result) as { engineIndex: number; output: UtilityOutput }[];
+    return replies.map(({ engineIndex, output }) => ({
+      engineIndex,
+      output: unpackArgs(output) as UtilityOutput,
+    }));
   }
 
   async detach(): Promise<void> {
@@ -167,7 +179,12 @@ export class ThreadConnection implements RuntimeConnection, LinkedConnection {
         return;
       }
       case "outputs":
-        this.#deliver(message.engineIndex, message.timestamp, message.outputs, message.finished);
+        this.#deliver(
+          message.engineIndex,
+          message.timestamp,
+          message.outputs.map(unpackOutput),
+          message.finished,
+        );
         return;
       case "fail": {
         const error = deserializeError(message.error);

@@ -26,11 +26,17 @@ interface RuntimeEntry {
   readonly worker: Worker;
   state: "starting" | "ready" | "retiring";
   readonly ready: Promise<void>;
-  error: Error | undefined;
+  /** Open connections and connects in progress, as last reported by the runtime. */
+  busy: boolean;
+  /** Why the runtime crashed (its own report or the worker's error event). */
+  crash: string | undefined;
+  readonly exitFlag: Int32Array;
   retireTimer: NodeJS.Timeout | undefined;
 }
 
 const FATES_KEPT = 256;
+/** How long the exiting main thread waits (blocked) for the runtimes to close their sockets. */
+const EXIT_CLOSE_WAIT_MS = 2_000;
 
 export class RuntimeSupervisor {
   private current: RuntimeEntry | undefined;
@@ -64,6 +70,23 @@ export class RuntimeSupervisor {
     onHostMessage((message) => this.onHostMessage(message));
   }
 
+  /**
+   * process.exit() with a connection open would tear the runtime down with live sockets, which makes
+   * zeromq abort the process. On exit, ask every runtime to close its sockets and block (bounded) until
+   * it did: the runtime's event loop runs on its own thread while this one waits.
+   */
+  closeRuntimesOnExit(): void {
+    process.on("exit", () => {
+      const deadline = Date.now() + EXIT_CLOSE_WAIT_MS;
+      const waiting = [...this.alive.values()].filter((entry) => entry.busy || entry.state === "retiring");
+      for (const entry of waiting) entry.worker.postMessage({ t: "exit" } satisfies SupervisorToRuntime);
+      for (const entry of waiting) {
+        const left = deadline - Date.now();
+        if (left > 0) Atomics.wait(entry.exitFlag, 0, 0, left);
+      }
+    });
+  }
+
   private onHostMessage(message: HostChannelMessage): void {
     if (message.t === "ensure") {
       const { nonce } = message;
@@ -84,9 +107,11 @@ export class RuntimeSupervisor {
 
   private spawn(): RuntimeEntry {
     const gen = newId();
+    const exitFlag = new SharedArrayBuffer(4);
     const workerData: RuntimeWorkerData & Record<string, unknown> = {
       [RUNTIME_WORKER_MARKER]: RUNTIME_PROTOCOL_VERSION,
       gen,
+      exitFlag,
       testHooks: process.env.VLLM_ENGINE_CORE_TEST_HOOKS === "1",
     };
     const worker = new Worker(runtimeWorkerUrl(), { workerData });
@@ -103,37 +128,58 @@ export class RuntimeSupervisor {
       worker,
       state: "starting",
       ready,
-      error: undefined,
+      busy: false,
+      crash: undefined,
+      exitFlag: new Int32Array(exitFlag),
       retireTimer: undefined,
     };
     this.current = entry;
     this.alive.set(gen, entry);
 
     worker.on("message", (message: RuntimeToSupervisor) => {
-      if (message.t === "ready") {
-        if (entry.state === "starting") entry.state = "ready";
-        markReady();
-      } else if (message.t === "retiring") {
-        this.retiring(entry);
+      switch (message.t) {
+        case "ready":
+          if (entry.state === "starting") entry.state = "ready";
+          markReady();
+          break;
+        case "load":
+          entry.busy = message.open > 0 || message.connecting > 0;
+          break;
+        case "crashed":
+          entry.crash ??= message.reason;
+          this.retiring(entry);
+          break;
+        case "retiring":
+          this.retiring(entry);
+          break;
       }
+      this.updateRef(entry);
     });
     worker.on("error", (error) => {
-      entry.error ??= error;
+      entry.crash ??= `${error.name}: ${error.message}`;
     });
     worker.on("exit", (code) => {
-      const reason =
-        entry.error !== undefined
-          ? `${entry.error.name}: ${entry.error.message}`
-          : `the runtime worker exited with code ${code}`;
+      const reason = entry.crash ?? `the runtime worker exited with code ${code}`;
       failReady(new RuntimeCrashedError({ reason: `the runtime worker did not start (${reason})` }));
-      this.ended(entry, entry.state === "retiring" ? { kind: "retired" } : crashedFate(reason));
+      const retired = entry.state === "retiring" && entry.crash === undefined;
+      this.ended(entry, retired ? { kind: "retired" } : crashedFate(reason));
     });
     return entry;
+  }
+
+  /**
+   * The runtime keeps the process alive while it has connections open or in progress, and while it starts
+   * or retires; an idle runtime (no sockets) does not, and is safe to tear down with the process.
+   */
+  private updateRef(entry: RuntimeEntry): void {
+    if (entry.state === "ready" && !entry.busy) entry.worker.unref();
+    else entry.worker.ref();
   }
 
   private retiring(entry: RuntimeEntry): void {
     entry.state = "retiring";
     if (this.current === entry) this.current = undefined;
+    if (entry.retireTimer !== undefined) return;
     // The worker closes its sockets and ends by itself; terminate() is the fallback only, because
     // terminating a thread that loaded zeromq can abort the process.
     entry.retireTimer = setTimeout(() => void entry.worker.terminate(), RETIRE_TIMEOUT_MS);
@@ -167,6 +213,7 @@ export function mainThreadSupervisor(): RuntimeSupervisor | undefined {
   if (supervisor === undefined) {
     supervisor = new RuntimeSupervisor();
     supervisor.serveHostChannel();
+    supervisor.closeRuntimesOnExit();
     slot[SUPERVISOR_KEY] = supervisor;
   }
   return supervisor;

@@ -23,6 +23,8 @@ import {
   type CallBody,
   type ConnectionInfoWire,
   ownedFrame,
+  packArgs,
+  packOutput,
   unpackArgs,
 } from "../messages.js";
 import type { EngineIO, EngineOutputSink } from "./engine-io.js";
@@ -225,7 +227,11 @@ export class ConnectionService implements EngineOutputSink {
     }
     // Phase 3: every engine's answer, in engine order.
     const outputs = await Promise.all(calls.map((call) => call.result));
-    return calls.map((call, i) => ({ engineIndex: call.engine.index, output: outputs[i]! }));
+    // Results may hold Float64/MsgpackExt, which structured clone would flatten.
+    return calls.map((call, i) => ({
+      engineIndex: call.engine.index,
+      output: packArgs(outputs[i]!) as UtilityOutput,
+    }));
   }
 
   // ---- thread lifecycle ---------------------------------------------------------------------
@@ -270,6 +276,15 @@ export class ConnectionService implements EngineOutputSink {
     } finally {
       this.onClosed(this);
     }
+  }
+
+  /** Process exit or runtime crash: close the sockets, tell nobody (the host reports the runtime's fate). */
+  async closeSockets(): Promise<void> {
+    this.closed = true;
+    for (const pending of this.utilities.values()) pending.reject(new ClientClosedError());
+    this.utilities.clear();
+    this.requests.clear();
+    await this.io.close();
   }
 
   // ---- engine events (OutputSink) -----------------------------------------------------------
@@ -318,7 +333,7 @@ export class ConnectionService implements EngineOutputSink {
         c: this.id,
         engineIndex: outputs.engineIndex,
         timestamp: outputs.timestamp,
-        outputs: entry.outputs,
+        outputs: entry.outputs.map(packOutput),
         finished: entry.finished,
       });
     }

@@ -27,6 +27,7 @@ export class RuntimeService {
   private connecting = 0;
   private nextConnection = 1;
   private retiring = false;
+  private crashed = false;
   private hadWork = false;
   /** Ref'd: this timer is what keeps the runtime thread alive until it retires. */
   private readonly liveness: NodeJS.Timeout;
@@ -40,7 +41,10 @@ export class RuntimeService {
     this.control.onmessage = (event) => this.onHello((event as MessageEvent).data as Hello);
     this.control.unref();
     this.liveness = setInterval(() => this.checkLiveness(), LIVENESS_CHECK_MS);
-    if (data.testHooks) this.installTestHooks();
+    this.listenToSupervisor(new Int32Array(data.exitFlag), data.testHooks);
+    // A bug must not tear the thread down with live sockets (zeromq would abort the whole process):
+    // close them, report the crash and end by ourselves.
+    process.on("uncaughtException", (error) => this.crash(error));
     this.toSupervisor({ t: "ready" });
     this.scheduleIdleRetire();
   }
@@ -200,9 +204,10 @@ export class RuntimeService {
    * Nothing left to serve: refuse new work, close every handle this thread holds and let the event loop
    * drain, so the thread ends by itself (terminate() on a thread that loaded zeromq can abort the process).
    */
-  private retire(): void {
+  private retire(announce = true): void {
+    if (this.retiring) return;
     this.retiring = true;
-    this.toSupervisor({ t: "retiring" });
+    if (announce) this.toSupervisor({ t: "retiring" });
     clearInterval(this.liveness);
     this.clearIdleRetire();
     this.control.close();
@@ -210,23 +215,42 @@ export class RuntimeService {
     setTimeout(() => {
       for (const peer of this.peers.values()) peer.close();
       this.peers.clear();
-      parentPort?.removeAllListeners("message");
     }, 50).unref();
+  }
+
+  private crash(error: unknown): void {
+    if (this.crashed) return;
+    this.crashed = true;
+    const reason = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+    this.toSupervisor({ t: "crashed", reason });
+    // The main-thread host tells every thread (RuntimeCrashedError); here only the sockets matter.
+    this.retire(false);
+    void this.closeAllSockets();
+  }
+
+  private async closeAllSockets(): Promise<void> {
+    await Promise.allSettled([...this.connections.values()].map((connection) => connection.closeSockets()));
   }
 
   private toSupervisor(message: RuntimeToSupervisor): void {
     parentPort?.postMessage(message);
   }
 
-  private installTestHooks(): void {
+  private listenToSupervisor(exitFlag: Int32Array, testHooks: boolean): void {
     parentPort?.on("message", (message: SupervisorToRuntime) => {
-      if (message?.t === "crash") {
+      if (message?.t === "exit") {
+        // The main thread is blocked until the flag flips: close the sockets, nothing else.
+        void this.closeAllSockets().finally(() => {
+          Atomics.store(exitFlag, 0, 1);
+          Atomics.notify(exitFlag, 0);
+        });
+      } else if (message?.t === "crash" && testHooks) {
         setImmediate(() => {
           throw new Error(message.reason);
         });
       }
     });
-    // The hook must not keep the thread alive.
+    // Listening must not keep the thread alive.
     parentPort?.unref();
   }
 }

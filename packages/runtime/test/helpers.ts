@@ -1,0 +1,162 @@
+// Shared test helpers: addresses, requests, sinks that collect a stream, worker threads driven by RPC.
+import { randomUUID } from "node:crypto";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { Worker } from "node:worker_threads";
+import {
+  type MockEngineOptions,
+  type MockEngineProcess,
+  startMockEngine,
+} from "@vllm-engine-core/mock-engine";
+import type { EngineCoreOutput, EngineCoreRequest } from "@vllm-engine-core/protocol";
+import type { RequestSink } from "../src/index.ts";
+
+export function ipcAddress(tag: string): string {
+  return `ipc://${join(tmpdir(), `vec-rt-${tag}-${randomUUID().slice(0, 8)}.sock`)}`;
+}
+
+export const PROMPT = [1, 2, 3];
+
+export function request(
+  requestId: string,
+  maxTokens: number,
+  extra: Partial<EngineCoreRequest> = {},
+): EngineCoreRequest {
+  return {
+    requestId,
+    promptTokenIds: PROMPT,
+    mmFeatures: null,
+    samplingParams: { maxTokens },
+    poolingParams: null,
+    arrivalTime: 0,
+    loraRequest: null,
+    cacheSalt: null,
+    dataParallelRank: null,
+    ...extra,
+  };
+}
+
+export interface Collected {
+  tokens: number[];
+  outputs: EngineCoreOutput[];
+  /** One entry per sink.outputs call. */
+  batches: { size: number; engineIndex: number }[];
+  finishReason: number | null;
+  error: Error | undefined;
+}
+
+/** A sink that collects one request's stream; `done` settles on the final output or the failure. */
+export function collector(): { sink: RequestSink; result: Collected; done: Promise<Collected> } {
+  const result: Collected = { tokens: [], outputs: [], batches: [], finishReason: null, error: undefined };
+  let finish!: () => void;
+  const done = new Promise<Collected>((resolve) => {
+    finish = () => resolve(result);
+  });
+  const sink: RequestSink = {
+    outputs(batch, meta) {
+      result.batches.push({ size: batch.length, engineIndex: meta.engineIndex });
+      for (const output of batch) {
+        result.outputs.push(output);
+        result.tokens.push(...output.newTokenIds);
+        if (output.finishReason !== null) {
+          result.finishReason = output.finishReason;
+          finish();
+        }
+      }
+    },
+    fail(error) {
+      result.error = error;
+      finish();
+    },
+  };
+  return { sink, result, done };
+}
+
+export async function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([
+      promise,
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms: ${what}`)), ms);
+      }),
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Mock engines for one handshake address; each entry of `processes` is one child process. */
+export async function startEngines(
+  handshakeAddress: string,
+  processes: Partial<MockEngineOptions>[],
+): Promise<MockEngineProcess[]> {
+  return Promise.all(
+    processes.map((options) => startMockEngine({ stepMs: 2, ...options, handshakeAddress })),
+  );
+}
+
+export async function stopAll(engines: readonly MockEngineProcess[]): Promise<void> {
+  await Promise.all(engines.map((engine) => engine.stop()));
+}
+
+export const fixture = (name: string) => fileURLToPath(new URL(`./fixtures/${name}`, import.meta.url));
+
+export interface ThreadError {
+  name: string;
+  message: string;
+  code?: string;
+}
+
+/** A worker thread running fixtures/thread.mjs (the runtime from dist), driven by RPC. */
+export class TestThread {
+  readonly worker: Worker;
+  private nextId = 1;
+  private readonly pending = new Map<number, { resolve(v: unknown): void; reject(e: unknown): void }>();
+  readonly ready: Promise<void>;
+  readonly exited: Promise<number>;
+
+  constructor(options: { env?: Record<string, string> } = {}) {
+    this.worker = new Worker(
+      fixture("thread.mjs"),
+      options.env ? { env: { ...process.env, ...options.env } } : {},
+    );
+    let markReady!: () => void;
+    this.ready = new Promise((resolve) => {
+      markReady = resolve;
+    });
+    this.exited = new Promise((resolve) => this.worker.once("exit", resolve));
+    this.worker.on(
+      "message",
+      (message: { ready?: true; id: number; ok: boolean; value: unknown; error: ThreadError }) => {
+        if (message.ready) {
+          markReady();
+          return;
+        }
+        const call = this.pending.get(message.id);
+        this.pending.delete(message.id);
+        if (message.ok) call?.resolve(message.value);
+        else call?.reject(Object.assign(new Error(message.error.message), message.error));
+      },
+    );
+    this.worker.on("error", (error) => {
+      for (const call of this.pending.values()) call.reject(error);
+    });
+  }
+
+  async call<T = unknown>(op: string, args: Record<string, unknown> = {}): Promise<T> {
+    await this.ready;
+    const id = this.nextId++;
+    return new Promise<T>((resolve, reject) => {
+      this.pending.set(id, { resolve: resolve as (v: unknown) => void, reject });
+      this.worker.postMessage({ id, op, args });
+    });
+  }
+
+  async terminate(): Promise<void> {
+    await this.worker.terminate();
+  }
+}
