@@ -4,7 +4,7 @@
 // ./.tools (with npm), installs the workspace from the committed lockfile, then runs the task.
 import { execFileSync, spawnSync } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
-import { dirname, join } from "node:path";
+import { delimiter, dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
@@ -33,7 +33,14 @@ if (installedVersion !== version) {
   );
 }
 
-const env = { ...process.env, TURBO_TELEMETRY_DISABLED: "1", DO_NOT_TRACK: "1" };
+// turbo looks up the package manager binary on PATH.
+const binDir = join(toolsDir, "node_modules", ".bin");
+const env = {
+  ...process.env,
+  PATH: `${binDir}${delimiter}${process.env.PATH ?? ""}`,
+  TURBO_TELEMETRY_DISABLED: "1",
+  DO_NOT_TRACK: "1",
+};
 const pnpm = (args) => {
   const r = spawnSync(process.execPath, [pnpmEntry, ...args], { stdio: "inherit", cwd: root, env });
   if (r.status !== 0) process.exit(r.status ?? 1);

@@ -6,7 +6,7 @@ import {
   type EngineCoreOutput,
   type EngineCoreReadyResponse,
   InconsistentUtilityResultsError,
-  type LoRARequest,
+  type LoRARequestInit,
   UtilityCallError,
 } from "@vllm-engine-core/protocol";
 import {
@@ -71,7 +71,10 @@ export class EngineCoreClient implements AsyncDisposable {
    * Starts (or reuses) the runtime thread, then runs the whole connection path on it: binds, handshake
    * with every engine, input registrations. Aborting `signal` at any stage closes everything opened so far.
    */
-  static async connect(config: EngineCoreClientConfig, options: { signal?: AbortSignal } = {}): Promise<EngineCoreClient> {
+  static async connect(
+    config: EngineCoreClientConfig,
+    options: { signal?: AbortSignal } = {},
+  ): Promise<EngineCoreClient> {
     const resolved = resolveConfig(config);
     options.signal?.throwIfAborted();
     const runtimeConfig = {
@@ -158,7 +161,8 @@ export class EngineCoreClient implements AsyncDisposable {
   // ---- requests ---------------------------------------------------------------------------
 
   #checkUsable(): void {
-    if (this.#closed) throw new ClientClosedError("EngineCoreClient.shutdown() was called on this client");
+    if (this.#closed)
+      throw new ClientClosedError({ detail: "EngineCoreClient.shutdown() was called on this client" });
     const health = this.#connection.healthError;
     if (health !== undefined) throw health;
   }
@@ -235,7 +239,7 @@ export class EngineCoreClient implements AsyncDisposable {
     const replies = await this.#connection.callUtility(method, args);
     return replies.map(({ engineIndex, output }) => {
       if (output.failureMessage != null) {
-        throw new UtilityCallError(method, engineIndex, output.failureMessage);
+        throw new UtilityCallError({ method, engineIndex, failureMessage: output.failureMessage });
       }
       return (output.result?.value ?? null) as T;
     });
@@ -247,10 +251,10 @@ export class EngineCoreClient implements AsyncDisposable {
     const first = results[0] as T;
     for (const r of results) {
       if (!deepEqual(r, first)) {
-        throw new InconsistentUtilityResultsError(
+        throw new InconsistentUtilityResultsError({
           method,
-          results.map((value, i) => ({ engineIndex: this.engineIndices[i]!, value })),
-        );
+          results: results.map((value, i) => ({ engineIndex: this.engineIndices[i]!, value })),
+        });
       }
     }
     return first;
@@ -267,9 +271,9 @@ export class EngineCoreClient implements AsyncDisposable {
   }
   /** True only when every engine reset its cache. */
   async resetPrefixCache(resetRunningRequests = false, resetConnector = false): Promise<boolean> {
-    return (await this.callUtility<boolean>("reset_prefix_cache", [resetRunningRequests, resetConnector])).every(
-      Boolean,
-    );
+    return (
+      await this.callUtility<boolean>("reset_prefix_cache", [resetRunningRequests, resetConnector])
+    ).every(Boolean);
   }
   async resetMmCache(): Promise<void> {
     await this.callUtility("reset_mm_cache");
@@ -278,7 +282,7 @@ export class EngineCoreClient implements AsyncDisposable {
     await this.callUtility("reset_encoder_cache");
   }
   /** Loads the adapter on every engine; true only when all of them did. */
-  async addLora(lora: LoRARequest): Promise<boolean> {
+  async addLora(lora: LoRARequestInit): Promise<boolean> {
     return (await this.callUtility<boolean>("add_lora", [lora])).every(Boolean);
   }
   async removeLora(loraId: number): Promise<boolean> {

@@ -76,7 +76,9 @@ function checkTimeout(field: string, value: unknown): number {
 }
 
 /** Validates `config` and returns a copy with every default filled in. */
-export function resolveConfig(config: EngineCoreClientConfig): Required<Omit<EngineCoreClientConfig, "coordinator">> & {
+export function resolveConfig(config: EngineCoreClientConfig): Required<
+  Omit<EngineCoreClientConfig, "coordinator">
+> & {
   coordinator?: CoordinatorConfig;
 } {
   if (config === null || typeof config !== "object") {
@@ -90,7 +92,10 @@ export function resolveConfig(config: EngineCoreClientConfig): Required<Omit<Eng
   if (t.mode === "handshake-owner") {
     const advertisedHost = t.advertisedHost ?? DEFAULT_ADVERTISED_HOST;
     if (typeof advertisedHost !== "string" || advertisedHost.length === 0 || /[\s/]/.test(advertisedHost)) {
-      throw new InvalidConfigError("transport.advertisedHost", `expected a host name or IP, got ${advertisedHost}`);
+      throw new InvalidConfigError(
+        "transport.advertisedHost",
+        `expected a host name or IP, got ${advertisedHost}`,
+      );
     }
     transport = {
       mode: "handshake-owner",

@@ -2,6 +2,7 @@
 // defined once in @vllm-engine-core/protocol so that any thread can rebuild them; the client only
 // adds the errors it raises itself on the calling thread.
 export {
+  BindError,
   ClientClosedError,
   ConnectAbortedError,
   DuplicateRequestIdError,
@@ -16,7 +17,6 @@ export {
   RuntimeHostUnavailableError,
   UnexpectedEngineIdentityError,
   UnexpectedHandshakeMessageError,
-  BindError,
   UtilityCallError,
 } from "@vllm-engine-core/protocol";
 

@@ -1,3 +1,14 @@
+export {
+  type EngineCoreOutput,
+  type EngineCoreReadyResponse,
+  type EngineCoreRequest,
+  FinishReason,
+  finishReasonName,
+  type LoRARequest,
+  type LoRARequestInit,
+  type SamplingParams,
+  type SamplingParamsInit,
+} from "@vllm-engine-core/protocol";
 export { type ClientHandle, EngineCoreClient, type PauseMode } from "./client.js";
 export {
   type BootstrappedTransport,
@@ -12,12 +23,3 @@ export {
 export * from "./errors.js";
 export { EngineCoreOutputStream } from "./output-stream.js";
 export type { CallRequest } from "./request.js";
-export {
-  type EngineCoreOutput,
-  type EngineCoreReadyResponse,
-  type EngineCoreRequest,
-  FinishReason,
-  finishReasonName,
-  type LoRARequest,
-  type SamplingParams,
-} from "@vllm-engine-core/protocol";

@@ -109,8 +109,19 @@ export class EngineCoreOutputStream implements AsyncIterableIterator<EngineCoreO
       {
         requestId: this.requestId,
         newTokenIds: [],
+        newLogprobs: null,
+        newPromptLogprobsTensors: null,
+        poolingOutput: null,
         finishReason: FinishReason.ABORT,
-      } as EngineCoreOutput,
+        stopReason: null,
+        events: null,
+        kvTransferParams: null,
+        ecTransferParams: null,
+        traceHeaders: null,
+        prefillStats: null,
+        routedExperts: null,
+        numNansInLogits: 0,
+      },
       Date.now() / 1000,
     );
   }
@@ -136,7 +147,9 @@ export class EngineCoreOutputStream implements AsyncIterableIterator<EngineCoreO
     }
     if (this.#closed) return Promise.resolve({ value: undefined, done: true });
     if (this.#waiter !== undefined) {
-      return Promise.reject(new Error(`next() called on stream ${this.requestId} while another next() is pending`));
+      return Promise.reject(
+        new Error(`next() called on stream ${this.requestId} while another next() is pending`),
+      );
     }
     return new Promise((resolve, reject) => {
       this.#waiter = { resolve, reject };

@@ -1,7 +1,8 @@
 // Turns what a caller passes to `call()` into a complete `EngineCoreRequest`, rejecting everything
 // the engine would choke on. The engine decodes requests on its input thread with no error path
 // back to us (an undecodable or invalid request kills that thread), so validation must happen here.
-import type { EngineCoreRequest, SamplingParams } from "@vllm-engine-core/protocol";
+import type { EngineCoreRequest, SamplingParamsInit } from "@vllm-engine-core/protocol";
+import { Float64 } from "@vllm-engine-core/protocol";
 import { InvalidRequestError } from "./errors.js";
 
 /** What `call()` accepts: the required fields, everything else defaults like vLLM's Python frontend. */
@@ -11,7 +12,7 @@ export type CallRequest = Pick<EngineCoreRequest, "requestId" | "promptTokenIds"
 const U32_MAX = 2 ** 32 - 1;
 
 function fail(requestId: string | undefined, field: string, detail: string): never {
-  throw new InvalidRequestError(requestId, field, detail);
+  throw new InvalidRequestError({ requestId, field, detail });
 }
 
 function isTokenId(v: unknown): boolean {
@@ -36,10 +37,11 @@ function checkFloat(
   range: string,
 ): void {
   if (value === undefined) return;
-  if (typeof value !== "number" || Number.isNaN(value) || !Number.isFinite(value)) {
-    fail(requestId, field, `expected a finite number, got ${String(value)}`);
+  const n = value instanceof Float64 ? value.value : value;
+  if (typeof n !== "number" || Number.isNaN(n) || !Number.isFinite(n)) {
+    fail(requestId, field, `expected a finite number, got ${String(n)}`);
   }
-  if (!ok(value)) fail(requestId, field, `must be ${range}, got ${value}`);
+  if (!ok(n)) fail(requestId, field, `must be ${range}, got ${n}`);
 }
 
 function checkInt(requestId: string, field: string, value: unknown, min: number, nullable = false): void {
@@ -50,10 +52,16 @@ function checkInt(requestId: string, field: string, value: unknown, min: number,
 }
 
 /** The subset of vLLM's `SamplingParams._verify_args` that the engine relies on. */
-function checkSamplingParams(requestId: string, sp: SamplingParams): void {
+function checkSamplingParams(requestId: string, sp: SamplingParamsInit): void {
   if (sp === null || typeof sp !== "object") fail(requestId, "samplingParams", "expected an object");
   checkInt(requestId, "samplingParams.n", sp.n, 1);
-  checkFloat(requestId, "samplingParams.presencePenalty", sp.presencePenalty, (v) => v >= -2 && v <= 2, "in [-2, 2]");
+  checkFloat(
+    requestId,
+    "samplingParams.presencePenalty",
+    sp.presencePenalty,
+    (v) => v >= -2 && v <= 2,
+    "in [-2, 2]",
+  );
   checkFloat(
     requestId,
     "samplingParams.frequencyPenalty",
@@ -72,11 +80,16 @@ function checkSamplingParams(requestId: string, sp: SamplingParams): void {
   checkInt(requestId, "samplingParams.maxTokens", sp.maxTokens, 1);
   checkInt(requestId, "samplingParams.minTokens", sp.minTokens, 0);
   if (sp.maxTokens !== undefined && sp.minTokens !== undefined && sp.minTokens > sp.maxTokens) {
-    fail(requestId, "samplingParams.minTokens", `must not exceed maxTokens (${sp.maxTokens}), got ${sp.minTokens}`);
+    fail(
+      requestId,
+      "samplingParams.minTokens",
+      `must not exceed maxTokens (${sp.maxTokens}), got ${sp.minTokens}`,
+    );
   }
   checkInt(requestId, "samplingParams.logprobs", sp.logprobs, -1, true);
   checkInt(requestId, "samplingParams.promptLogprobs", sp.promptLogprobs, -1, true);
-  if (sp.stopTokenIds != null) checkTokenList(requestId, "samplingParams.stopTokenIds", sp.stopTokenIds, true);
+  if (sp.stopTokenIds != null)
+    checkTokenList(requestId, "samplingParams.stopTokenIds", sp.stopTokenIds, true);
   if (sp.allStopTokenIds != null) {
     checkTokenList(requestId, "samplingParams.allStopTokenIds", sp.allStopTokenIds, true);
   }
@@ -109,7 +122,11 @@ export function buildRequest(
     fail(undefined, "requestId", `expected a non-empty string, got ${JSON.stringify(requestId)}`);
   }
   if (input.promptEmbeds != null) {
-    fail(requestId, "promptEmbeds", "prompt embeddings are not supported by this client (as in vLLM's Rust client)");
+    fail(
+      requestId,
+      "promptEmbeds",
+      "prompt embeddings are not supported by this client (as in vLLM's Rust client)",
+    );
   }
   checkTokenList(requestId, "promptTokenIds", input.promptTokenIds, false);
   const promptLength = (input.promptTokenIds as number[]).length;

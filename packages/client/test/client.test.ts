@@ -1,4 +1,4 @@
-import { expectedTokens } from "@vllm-engine-core/mock-engine";
+import { expectedTokens, startMockEngine } from "@vllm-engine-core/mock-engine";
 import { afterEach, describe, expect, it } from "vitest";
 import {
   ClientClosedError,
@@ -11,7 +11,6 @@ import {
   InvalidRequestError,
   UtilityCallError,
 } from "../src/index.js";
-import { startMockEngine } from "@vllm-engine-core/mock-engine";
 import { chatRequest, collect, connectToMockEngine, type Harness, ipcAddress } from "./helpers.js";
 
 let harness: Harness | undefined;
@@ -99,7 +98,10 @@ describe("EngineCoreClient against the mock engine (child process)", () => {
     const { client, engine } = harness;
     const stream = await client.call(chatRequest("left-early", 10_000));
     for await (const _ of stream) break;
-    await engine.waitForEvent((e) => e.event === "abort" && (e.requestIds ?? []).includes("left-early"), 5_000);
+    await engine.waitForEvent(
+      (e) => e.event === "abort" && (e.requestIds ?? []).includes("left-early"),
+      5_000,
+    );
 
     const controller = new AbortController();
     const signalled = await client.call(chatRequest("by-signal", 10_000), { signal: controller.signal });
@@ -107,7 +109,10 @@ describe("EngineCoreClient against the mock engine (child process)", () => {
     const reason = new Error("caller gave up");
     controller.abort(reason);
     await expect(signalled.next()).rejects.toBe(reason);
-    await engine.waitForEvent((e) => e.event === "abort" && (e.requestIds ?? []).includes("by-signal"), 5_000);
+    await engine.waitForEvent(
+      (e) => e.event === "abort" && (e.requestIds ?? []).includes("by-signal"),
+      5_000,
+    );
   });
 
   it("utility calls: success, engine failure, consensus", async () => {
@@ -130,7 +135,9 @@ describe("EngineCoreClient against the mock engine (child process)", () => {
   it("two engines share the load", async () => {
     harness = await connectToMockEngine({ engineCount: 2, stepMs: 5 });
     const { client, engine } = harness;
-    const streams = await Promise.all(Array.from({ length: 40 }, (_, i) => client.call(chatRequest(`lb-${i}`, 5))));
+    const streams = await Promise.all(
+      Array.from({ length: 40 }, (_, i) => client.call(chatRequest(`lb-${i}`, 5))),
+    );
     await Promise.all(streams.map((s) => collect(s)));
     const perEngine = [0, 0];
     for (const s of streams) perEngine[s.engineIndex]! += 1;
@@ -159,7 +166,6 @@ describe("EngineCoreClient against the mock engine (child process)", () => {
     await client.shutdown();
     await expect(collect(stream)).rejects.toBeInstanceOf(ClientClosedError);
     await expect(client.call(chatRequest("late", 2))).rejects.toBeInstanceOf(ClientClosedError);
-
   });
 
   it("`await using` shuts the client down at the end of the scope", async () => {

@@ -1,8 +1,17 @@
 import { randomUUID } from "node:crypto";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { type MockEngineOptions, type MockEngineProcess, startMockEngine } from "@vllm-engine-core/mock-engine";
-import { type CallRequest, EngineCoreClient, type EngineCoreClientConfig, type EngineCoreOutput } from "../src/index.js";
+import {
+  type MockEngineOptions,
+  type MockEngineProcess,
+  startMockEngine,
+} from "@vllm-engine-core/mock-engine";
+import {
+  type CallRequest,
+  EngineCoreClient,
+  type EngineCoreClientConfig,
+  type EngineCoreOutput,
+} from "../src/index.js";
 
 export function ipcAddress(tag: string): string {
   return `ipc://${join(tmpdir(), `vec-client-${tag}-${randomUUID().slice(0, 8)}.sock`)}`;
@@ -45,7 +54,11 @@ export async function connectToMockEngine(
   };
 }
 
-export function chatRequest(requestId: string, maxTokens: number, extra: Partial<CallRequest> = {}): CallRequest {
+export function chatRequest(
+  requestId: string,
+  maxTokens: number,
+  extra: Partial<CallRequest> = {},
+): CallRequest {
   return {
     requestId,
     promptTokenIds: [1, 2, 3, requestId.length],
@@ -54,7 +67,9 @@ export function chatRequest(requestId: string, maxTokens: number, extra: Partial
   };
 }
 
-export async function collect(stream: AsyncIterable<EngineCoreOutput>): Promise<{ tokens: number[]; last: EngineCoreOutput }> {
+export async function collect(
+  stream: AsyncIterable<EngineCoreOutput>,
+): Promise<{ tokens: number[]; last: EngineCoreOutput }> {
   const tokens: number[] = [];
   let last: EngineCoreOutput | undefined;
   for await (const output of stream) {

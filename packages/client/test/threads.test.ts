@@ -19,7 +19,11 @@ describe("threads and process lifetime", () => {
     harness = await connectToMockEngine({ stepMs: 2 });
     const { client } = harness;
     const request = chatRequest("from-worker", 7);
-    const worker = new Worker(fixture("consumer-worker.mjs"), { workerData: { handle: client.handle, request } });
+    const worker = new Worker(fixture("consumer-worker.mjs"), {
+      workerData: { handle: client.handle, request },
+      // Plain Node resolution (built dist), not the test runner's source condition.
+      execArgv: [],
+    });
     const result = await new Promise<{ tokens: number[]; finishReason: number; loadedZeromq: boolean }>(
       (resolve, reject) => {
         worker.once("message", resolve);
