@@ -1,10 +1,9 @@
 // Bundles the child-process entry (dist/main.js) and the launcher (dist/index.js) with esbuild.
 // Dependencies stay external: zeromq is a native addon, and the protocol package resolves to its dist at
-// run time (Node ignores the source condition), exactly as for any consumer.
-import { rmSync } from "node:fs";
+// run time (Node ignores the source condition), exactly as for any consumer. dist/ is overwritten in place,
+// not wiped first: other processes may be starting dist/main.js while a build runs.
 import { build } from "esbuild";
 
-rmSync(new URL("./dist", import.meta.url), { recursive: true, force: true });
 await build({
   entryPoints: { main: "src/main.ts", index: "src/index.ts" },
   outdir: "dist",

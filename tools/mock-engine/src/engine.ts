@@ -460,16 +460,28 @@ export class MockEngineCore implements UtilityHost {
 
   /** The output thread: one message at a time, in queue order, like vLLM's single output IO thread. */
   #drain(): Promise<void> {
-    this.#draining ??= (async () => {
+    if (this.#draining) return this.#draining;
+    if (this.#outputQueue.length === 0 || this.#outputDead) return Promise.resolve();
+    const run = async () => {
       try {
         while (this.#outputQueue.length > 0 && !this.#outputDead) {
-          const item = this.#outputQueue.shift()!;
-          await this.#sendItem(item);
+          await this.#sendItem(this.#outputQueue.shift()!);
+        }
+      } catch (error) {
+        this.#outputDead = true;
+        if (!this.#stopping) {
+          logEvent({
+            event: "fault",
+            kind: "output-thread-died",
+            engineIndex: this.engineIndex,
+            detail: String(error),
+          });
         }
       } finally {
         this.#draining = undefined;
       }
-    })();
+    };
+    this.#draining = run();
     return this.#draining;
   }
 
@@ -496,7 +508,21 @@ export class MockEngineCore implements UtilityHost {
       return;
     }
     if (this.#options.timestamps === "wall") item.outputs.timestamp = Date.now() / 1000;
-    await socket.send(encodeOutputs(item.outputs));
+    let frames: Uint8Array[];
+    try {
+      frames = encodeOutputs(item.outputs);
+    } catch (error) {
+      // An encoding failure ends vLLM's output thread too: nothing is sent any more.
+      this.#outputDead = true;
+      logEvent({
+        event: "fault",
+        kind: "output-thread-died",
+        engineIndex: this.engineIndex,
+        detail: String(error),
+      });
+      return;
+    }
+    await socket.send(frames);
   }
 
   // ---- death and shutdown ------------------------------------------------------------------------------

@@ -2,28 +2,10 @@
 // The launcher turns MockEngineOptions into flags (toArgv) and the child parses them back (parseArgv), so
 // the CLI and the programmatic API can never drift apart.
 import { parseArgs } from "node:util";
+import type { EngineCoreReadyResponse } from "@vllm-engine-core/protocol";
 
-/** Overrides for the EngineCoreReadyResponse the engine registers with (camelCase, like the protocol view). */
-export interface ReadyResponseOverrides {
-  maxModelLen?: number;
-  numGpuBlocks?: number;
-  blockSize?: number;
-  dpStatsAddress?: string | null;
-  dtype?: string;
-  vllmVersion?: string;
-  worldSize?: number;
-  dataParallelSize?: number;
-  tensorParallelSize?: number;
-  pipelineParallelSize?: number;
-  decodeContextParallelSize?: number;
-  dataParallelRank?: number;
-  maxNumSeqs?: number;
-  maxNumBatchedTokens?: number;
-  instanceId?: string;
-  kvCacheSizeTokens?: number | null;
-  kvCacheMaxConcurrency?: number | null;
-  kvEventsConfig?: Record<string, unknown> | null;
-}
+/** Overrides for the EngineCoreReadyResponse the engine registers with (camelCase protocol view). */
+export type ReadyResponseOverrides = Partial<EngineCoreReadyResponse>;
 
 export interface MockEngineFaults {
   /** The process kills itself with SIGKILL once an engine has completed this many steps (no sentinel). */

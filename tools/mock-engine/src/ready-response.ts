@@ -1,9 +1,10 @@
 // The EngineCoreReadyResponse each engine registers with: plausible values for a small single-GPU model,
 // overridable per field. data_parallel_rank is the engine index, as in `_make_ready_response`; dense DP
 // engines report data_parallel_size 1 (vLLM resets it for non-MoE ranks).
+import type { EngineCoreReadyResponse } from "@vllm-engine-core/protocol";
 import type { ReadyResponseOverrides } from "./options.js";
 
-export type MockReadyResponse = Required<ReadyResponseOverrides>;
+export type MockReadyResponse = EngineCoreReadyResponse;
 
 export const MOCK_VLLM_VERSION = "0.26.0.dev0+mock";
 

@@ -1,4 +1,4 @@
-import { spawn } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { FinishReason } from "@vllm-engine-core/protocol";
@@ -19,6 +19,25 @@ afterEach(async () => {
   engine = undefined;
   frontend = undefined;
 });
+
+/** The engine pid a fixture prints on its first stdout line (rejects if the fixture exits first or stalls). */
+function firstPid(fixture: ChildProcess, timeoutMs = 20_000): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(
+      () => reject(new Error(`fixture printed no pid within ${timeoutMs} ms`)),
+      timeoutMs,
+    );
+    const lines = createInterface({ input: fixture.stdout! });
+    lines.once("line", (line) => {
+      clearTimeout(timer);
+      resolve((JSON.parse(line) as { pid: number }).pid);
+    });
+    fixture.once("close", (code) => {
+      clearTimeout(timer);
+      reject(new Error(`fixture exited (code ${code}) before printing the engine pid`));
+    });
+  });
+}
 
 describe("bootstrapped mode", () => {
   it("connects and registers without a handshake socket, then serves", async () => {
@@ -116,13 +135,20 @@ describe("process lifecycle", () => {
     const parent = spawn(process.execPath, [fixture, ipcAddress("forgotten")], {
       stdio: ["ignore", "pipe", "inherit"],
     });
-    const exited = new Promise<number | null>((resolve) => parent.on("exit", (code) => resolve(code)));
-    const lines = createInterface({ input: parent.stdout! });
-    let pid = 0;
-    for await (const line of lines) pid = (JSON.parse(line) as { pid: number }).pid;
-    expect(pid).toBeGreaterThan(0);
-    expect(await exited).toBe(0);
-    await waitUntil(() => processGone(pid), 10_000, `engine ${pid} exits after its parent ended`);
+    const exited = new Promise<number | null>((resolve, reject) => {
+      parent.on("exit", (code) => resolve(code));
+      setTimeout(
+        () => reject(new Error("the forgetful parent did not exit by itself within 15 s")),
+        15_000,
+      ).unref();
+    });
+    try {
+      const pid = await firstPid(parent);
+      expect(await exited).toBe(0);
+      await waitUntil(() => processGone(pid), 10_000, `engine ${pid} exits after its parent ended`);
+    } finally {
+      parent.kill("SIGKILL");
+    }
   });
 
   for (const mode of ["launcher", "cli"] as const) {
@@ -132,13 +158,7 @@ describe("process lifecycle", () => {
         stdio: ["ignore", "pipe", "inherit"],
       });
       try {
-        const lines = createInterface({ input: parent.stdout! });
-        let pid = 0;
-        for await (const line of lines) {
-          pid = (JSON.parse(line) as { pid: number }).pid;
-          break;
-        }
-        expect(pid).toBeGreaterThan(0);
+        const pid = await firstPid(parent);
         expect(processGone(pid)).toBe(false);
         parent.kill("SIGKILL");
         await waitUntil(() => processGone(pid), 10_000, `engine ${pid} exits after its parent died`);
