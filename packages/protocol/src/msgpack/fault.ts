@@ -1,11 +1,11 @@
 // Internal error raised while encoding/decoding. It collects the field path while the stack unwinds
 // (each struct/array level prepends its segment), and the public entry points turn it into a
 // ProtocolError. Never exported from the package.
-export class WireFault extends Error {
+// Deliberately not an Error subclass: capturing a stack trace costs microseconds, and decoders of
+// hostile input may raise many of these.
+export class WireFault {
   readonly path: string[] = [];
-  constructor(readonly detail: string) {
-    super(detail);
-  }
+  constructor(readonly detail: string) {}
 }
 
 export function fail(detail: string): never {

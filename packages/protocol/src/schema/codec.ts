@@ -22,6 +22,8 @@ export interface Codec<TOut, TIn = TOut> {
   readonly element?: AnyCodec;
   /** For dict[str, T] codecs: the value codec. */
   readonly values?: AnyCodec;
+  /** For enums / literals: the allowed values. */
+  readonly members?: readonly (number | string)[];
   /** For unions: the alternatives. */
   readonly alternatives?: readonly AnyCodec[];
 }
@@ -137,6 +139,7 @@ export function intEnum<T extends number>(name: string, members: readonly T[]): 
   return {
     label: name,
     nullable: false,
+    members,
     decode: (r) => {
       const v = r.int();
       if (!set.has(v)) fail(`invalid ${name} value ${v} (expected one of ${members.join(", ")})`);
@@ -156,6 +159,7 @@ export function strLiteral<T extends string>(name: string, members: readonly T[]
   return {
     label: name,
     nullable: false,
+    members,
     decode: (r) => {
       const v = r.str();
       if (!set.has(v)) fail(`invalid ${name} value "${v}" (expected one of ${members.join(", ")})`);

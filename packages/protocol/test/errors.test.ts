@@ -1,0 +1,156 @@
+// Typed errors: stable name/code, structured fields, helpful messages, and a lossless trip through
+// serializeError → structuredClone → deserializeError (what crossing a thread does).
+import { describe, expect, it } from "vitest";
+import {
+  BindError,
+  ClientClosedError,
+  ConnectAbortedError,
+  DuplicateRequestIdError,
+  deserializeError,
+  EngineDeadError,
+  HandshakeTimeoutError,
+  InconsistentUtilityResultsError,
+  InvalidDataParallelRankError,
+  InvalidRequestError,
+  isSerializedError,
+  ProtocolError,
+  RequestStreamClosedError,
+  RUNTIME_PROTOCOL_VERSION,
+  RUNTIME_WORKER_MARKER,
+  RuntimeCrashedError,
+  RuntimeHostUnavailableError,
+  serializeError,
+  TransportOutsideRuntimeError,
+  UnexpectedEngineIdentityError,
+  UnexpectedHandshakeMessageError,
+  UtilityCallError,
+  VllmEngineCoreError,
+} from "../src/index.js";
+
+const samples: [VllmEngineCoreError, string, Record<string, unknown>][] = [
+  [
+    new ProtocolError({ struct: "EngineCoreOutputs", field: "EngineCoreOutputs.outputs[0]", detail: "bad" }),
+    "PROTOCOL_ERROR",
+    {
+      struct: "EngineCoreOutputs",
+      field: "EngineCoreOutputs.outputs[0]",
+      detail: "bad",
+      direction: "decode",
+    },
+  ],
+  [
+    new HandshakeTimeoutError({
+      stage: "READY",
+      engineIndex: 1,
+      address: "tcp://127.0.0.1:1",
+      timeoutMs: 500,
+    }),
+    "HANDSHAKE_TIMEOUT",
+    { stage: "READY", engineIndex: 1, address: "tcp://127.0.0.1:1", timeoutMs: 500 },
+  ],
+  [
+    new UnexpectedHandshakeMessageError({ engineIndex: 0, address: "a", detail: "duplicate HELLO" }),
+    "UNEXPECTED_HANDSHAKE_MESSAGE",
+    { engineIndex: 0, address: "a", detail: "duplicate HELLO" },
+  ],
+  [
+    new UnexpectedEngineIdentityError({ identityHex: "0500", address: "a", expected: "engines 0..1" }),
+    "UNEXPECTED_ENGINE_IDENTITY",
+    { identityHex: "0500", expected: "engines 0..1" },
+  ],
+  [
+    new BindError({ address: "tcp://127.0.0.1:1", socket: "input", causeMessage: "EADDRINUSE" }),
+    "BIND_FAILED",
+    { socket: "input", causeMessage: "EADDRINUSE" },
+  ],
+  [new TransportOutsideRuntimeError(), "TRANSPORT_OUTSIDE_RUNTIME", {}],
+  [
+    new EngineDeadError({ engineIndex: null, reason: "ENGINE_CORE_DEAD" }),
+    "ENGINE_DEAD",
+    { engineIndex: null },
+  ],
+  [
+    new RuntimeCrashedError({ reason: "worker exited with code 1" }),
+    "RUNTIME_CRASHED",
+    { reason: "worker exited with code 1" },
+  ],
+  [new RuntimeHostUnavailableError({ detail: "port closed" }), "RUNTIME_HOST_UNAVAILABLE", {}],
+  [new ClientClosedError(), "CLIENT_CLOSED", {}],
+  [new DuplicateRequestIdError({ requestId: "r1" }), "DUPLICATE_REQUEST_ID", { requestId: "r1" }],
+  [
+    new InvalidRequestError({ requestId: "r1", field: "samplingParams.topP", detail: "must be in (0, 1]" }),
+    "INVALID_REQUEST",
+    { requestId: "r1", field: "samplingParams.topP" },
+  ],
+  [
+    new InvalidDataParallelRankError({ rank: 3, engineIndices: [0, 1] }),
+    "INVALID_DATA_PARALLEL_RANK",
+    { rank: 3, engineIndices: [0, 1] },
+  ],
+  [
+    new UtilityCallError({ method: "sleep", engineIndex: 0, failureMessage: "boom" }),
+    "UTILITY_CALL_FAILED",
+    { method: "sleep", failureMessage: "boom" },
+  ],
+  [
+    new InconsistentUtilityResultsError({ method: "is_sleeping", results: [true, false] }),
+    "INCONSISTENT_UTILITY_RESULTS",
+    { results: [true, false] },
+  ],
+  [new RequestStreamClosedError({ requestId: "r2" }), "REQUEST_STREAM_CLOSED", { requestId: "r2" }],
+  [new ConnectAbortedError(), "CONNECT_ABORTED", {}],
+];
+
+describe("typed errors", () => {
+  it.each(samples.map((s) => [s[0].name, ...s] as const))("%s", (name, err, code, fields) => {
+    expect(err).toBeInstanceOf(Error);
+    expect(err).toBeInstanceOf(VllmEngineCoreError);
+    expect(err.name).toBe(name);
+    expect(err.code).toBe(code);
+    expect(err).toMatchObject(fields);
+    // Messages say what happened and what to do: at least two sentences.
+    expect(err.message.split(/\.\s/).length).toBeGreaterThanOrEqual(2);
+
+    const wire = structuredClone(serializeError(err));
+    expect(isSerializedError(wire)).toBe(true);
+    expect(wire.__vllmError).toBe(name);
+    const back = deserializeError(wire);
+    expect(back).toBeInstanceOf(err.constructor as new () => Error);
+    expect(back.name).toBe(name);
+    expect(back.message).toBe(err.message);
+    expect(back.stack).toBe(err.stack);
+    expect((back as VllmEngineCoreError).code).toBe(code);
+    expect(back).toMatchObject(fields);
+  });
+
+  it("unknown or plain errors come back as plain Errors with their message", () => {
+    const plain = deserializeError(structuredClone(serializeError(new TypeError("nope"))));
+    expect(plain).toBeInstanceOf(Error);
+    expect(plain.name).toBe("TypeError");
+    expect(plain.message).toBe("nope");
+    expect(
+      deserializeError({ __vllmError: "SomethingNew", message: "m", stack: undefined, data: {} }).message,
+    ).toBe("m");
+    expect(deserializeError("just a string").message).toBe("just a string");
+    expect(serializeError(42).message).toBe("42");
+  });
+
+  it("ProtocolError messages name the struct, field and a remedy", () => {
+    const err = new ProtocolError({
+      struct: "EngineCoreRequest",
+      field: "EngineCoreRequest.priority",
+      detail: "expected int, got str",
+    });
+    expect(err.message).toMatch(
+      /Cannot decode EngineCoreRequest at EngineCoreRequest\.priority: expected int, got str/,
+    );
+    expect(err.message).toMatch(/c67fe497/);
+    const enc = new ProtocolError({ struct: "EngineCoreRequest", detail: "x", direction: "encode" });
+    expect(enc.message).toMatch(/Cannot encode EngineCoreRequest: x\. Fix the value/);
+  });
+
+  it("exports the runtime worker marker constants", () => {
+    expect(RUNTIME_WORKER_MARKER).toBe("__vllmEngineCoreRuntime");
+    expect(RUNTIME_PROTOCOL_VERSION).toBe(1);
+  });
+});
