@@ -93,7 +93,7 @@ const randomBytes = (r: ReturnType<typeof rng>, n: number) =>
 function mutate(r: ReturnType<typeof rng>, msg: Uint8Array[]): Uint8Array[] {
   const frames = msg.map((f) => f.slice());
   const fi = r.int(frames.length);
-  let f = frames[fi]!;
+  let f: Uint8Array = frames[fi]!;
   const op = r.int(10);
   const at = f.length === 0 ? 0 : r.int(f.length);
   switch (op) {
