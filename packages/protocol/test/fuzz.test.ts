@@ -91,7 +91,7 @@ const randomBytes = (r: ReturnType<typeof rng>, n: number) =>
   Uint8Array.from({ length: n }, () => r.int(256));
 
 function mutate(r: ReturnType<typeof rng>, msg: Uint8Array[]): Uint8Array[] {
-  const frames = msg.map((f) => f.slice());
+  const frames: Uint8Array[] = msg.map((f) => f.slice());
   const fi = r.int(frames.length);
   let f: Uint8Array = frames[fi]!;
   const op = r.int(10);
