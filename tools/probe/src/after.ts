@@ -27,7 +27,7 @@ export class ConsumerThread {
     this.worker.on("message", (m: FromConsumer) => {
       if (m.type === "error") {
         this.#failure = new Error(`consumer thread: ${m.message}`);
-        this.#failure.stack = m.stack;
+        if (m.stack !== undefined) this.#failure.stack = m.stack;
       }
       const waiter = this.#waiters.shift();
       if (waiter) waiter(m);

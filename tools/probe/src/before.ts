@@ -73,13 +73,14 @@ export async function runBefore(o: PhaseOptions): Promise<PhaseResult> {
   try {
     frontend = await DirectFrontend.connect({ handshakeAddress: `tcp://127.0.0.1:${port}` });
     o.log(`before: control client connected on the connecting thread (${frontend.inputAddress}, ${frontend.outputAddress})`);
+    // The output loop runs before the snapshot, as in the product: a receive is pending on both sockets.
+    const session = new DirectSession(frontend);
     await sleep(100);
     let descriptors: DescriptorPhase | undefined;
     const knownSignalerFds = frontend.signalerFds();
     if (o.marker) {
       descriptors = describePhase(analyzeDescriptors(readProcSnapshot(), [o.marker], frontend.tcpPorts()), CONNECTING_LABEL);
     }
-    const session = new DirectSession(frontend);
     const delays: BlockedDelayResult[] = [];
     for (const mode of o.modes) {
       o.log(`before: blocking the connecting thread ${o.blockMs} ms (${mode}) while ${o.streams} streams run`);

@@ -1,7 +1,8 @@
 // The two ways the probe blocks the connecting thread.
 import { performance } from "node:perf_hooks";
 
-export type BlockMode = "parked" | "busy";
+/** "idle" is the reference: the caller just awaits a timer (its event loop stays free). */
+export type BlockMode = "idle" | "parked" | "busy";
 
 /** Event loop blocked, thread asleep in the kernel (no CPU): Atomics.wait on a SharedArrayBuffer. */
 export function parkFor(ms: number): void {
@@ -16,7 +17,8 @@ export function spinFor(ms: number): void {
   if (x < 0) throw new Error("unreachable");
 }
 
-export function blockFor(mode: BlockMode, ms: number): void {
-  if (mode === "parked") parkFor(ms);
+export async function blockFor(mode: BlockMode, ms: number): Promise<void> {
+  if (mode === "idle") await new Promise((resolve) => setTimeout(resolve, ms));
+  else if (mode === "parked") parkFor(ms);
   else spinFor(ms);
 }

@@ -44,7 +44,7 @@ export async function measureBlockedDelay(session: StreamingSession, o: BlockedR
   await session.start(o.streams, maxTokens, o.prefix);
   await sleep(warmupMs);
   const start = wallNowMs();
-  blockFor(o.mode, o.blockMs);
+  await blockFor(o.mode, o.blockMs);
   const end = wallNowMs();
   await sleep(tailMs);
   const { pairs, merged } = await session.stop();

@@ -9,8 +9,8 @@ import { DelayRecorder } from "./delays.js";
 import { createThreadMarker } from "./net.js";
 import { callRequest, streamRequestIds } from "./requests.js";
 
+if (parentPort === null) throw new Error("consumer-worker.js must run as a worker thread");
 const port = parentPort;
-if (port === null) throw new Error("consumer-worker.js must run as a worker thread");
 const post = (message: FromConsumer, transfer: ArrayBuffer[] = []) => port.postMessage(message, transfer);
 
 const marker = await createThreadMarker();

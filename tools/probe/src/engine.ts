@@ -9,7 +9,8 @@ import { type MockEngineOptions, type MockEngineProcess, startMockEngine } from 
  * instant, with microsecond resolution. A mock that already stamps with a precise clock is unaffected.
  */
 export function preciseClockPreload(): string {
-  return new URL("./precise-clock.js", import.meta.url).href;
+  // Plain JS outside src/ so it works from dist/ and from sources alike.
+  return new URL("../preload/precise-clock.mjs", import.meta.url).href;
 }
 
 export interface ProbeEngineOptions {

@@ -4,6 +4,7 @@ export { wallNowMs } from "./clock.js";
 export { DelayRecorder, delaysSentWithin } from "./delays.js";
 export { type DirectEngine, DirectFrontend, DirectHandshakeError, type DirectFrontendOptions } from "./direct/direct-frontend.js";
 export { preciseClockPreload, type ProbeEngineOptions, startProbeEngine } from "./engine.js";
+export { measureFloor } from "./floor.js";
 export { type MachineInfo, machineInfo } from "./machine.js";
 export { createThreadMarker, freeTcpPort, type ThreadMarkerHandle } from "./net.js";
 export * from "./procfs/analyze.js";

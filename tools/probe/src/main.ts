@@ -10,8 +10,9 @@ import type { PhaseResult } from "./before.js";
 import { machineInfo } from "./machine.js";
 import { procfsAvailable } from "./procfs/snapshot.js";
 import { buildRows, type ProbeDocument, parkedGoal, renderTable } from "./report.js";
+import { formatMs, type Summary } from "./stats.js";
 
-const HELP = `usage: probe [--block-ms 5000] [--step-ms 5] [--streams 8] [--modes parked,busy] [--out <file>]
+const HELP = `usage: probe [--block-ms 5000] [--step-ms 5] [--streams 8] [--modes idle,parked,busy] [--out <file>]
 
 Measures, before (sockets on the connecting thread) and after (the product's runtime thread):
   * which thread's epoll watches the ZeroMQ descriptors (Linux /proc; "unavailable" elsewhere);
@@ -24,7 +25,7 @@ const { values } = parseArgs({
     "block-ms": { type: "string", default: "5000" },
     "step-ms": { type: "string", default: "5" },
     streams: { type: "string", default: "8" },
-    modes: { type: "string", default: "parked,busy" },
+    modes: { type: "string", default: "idle,parked,busy" },
     out: { type: "string" },
     help: { type: "boolean" },
   },
@@ -40,7 +41,7 @@ const config = {
   blockMs: Number(values["block-ms"]),
   stepMs: Number(values["step-ms"]),
   streams: Number(values.streams),
-  modes: values.modes!.split(",").filter((m) => m === "parked" || m === "busy"),
+  modes: values.modes!.split(",").filter((m) => m === "idle" || m === "parked" || m === "busy"),
 };
 for (const [k, v] of Object.entries(config)) {
   if (typeof v === "number" && !(Number.isInteger(v) && v >= 1)) {
@@ -48,7 +49,7 @@ for (const [k, v] of Object.entries(config)) {
   }
 }
 
-function runPhase(phase: "before" | "after"): Promise<PhaseResult> {
+function runPhase<T = PhaseResult>(phase: "floor" | "before" | "after"): Promise<T> {
   const args = [
     resolve(here, "phase-main.js"),
     "--phase",
@@ -75,7 +76,7 @@ function runPhase(phase: "before" | "after"): Promise<PhaseResult> {
         reject(new Error(`probe phase "${phase}" failed (exit code ${code}, signal ${signal})`));
         return;
       }
-      resolvePhase(JSON.parse(last) as PhaseResult);
+      resolvePhase(JSON.parse(last) as T);
     });
   });
 }
@@ -83,13 +84,19 @@ function runPhase(phase: "before" | "after"): Promise<PhaseResult> {
 const descriptorsAvailable = procfsAvailable();
 console.log(`vllm-engine-core probe — ${config.streams} streams, engine step ${config.stepMs} ms, block ${config.blockMs} ms`);
 if (!descriptorsAvailable) console.log("descriptor part: unavailable (needs Linux /proc); the delay part still runs");
-console.log("phase 1/2: before (control client: ZeroMQ sockets on the connecting thread, consumed there)");
+console.log("phase 1/3: floor (bare libzmq PUSH → PULL hop between two processes, receiver idle)");
+const floor = await runPhase<Summary>("floor");
+console.log("phase 2/3: before (control client: ZeroMQ sockets on the connecting thread, consumed there)");
 const before = await runPhase("before");
-console.log("phase 2/2: after (the product: sockets on the runtime thread, consumer on a third thread)");
+console.log("phase 3/3: after (the product: sockets on the runtime thread, consumer on a third thread)");
 const after = await runPhase("after");
 
 const rows = buildRows(before, after, config.blockMs);
 console.log(`\n${renderTable(rows)}\n`);
+console.log(
+  `machine floor (bare libzmq hop, no engine, no decode, no thread hop; p50 / p99 / max): ` +
+    `${formatMs(floor.p50)} / ${formatMs(floor.p99)} / ${formatMs(floor.max)} (n=${floor.count})`,
+);
 
 if (before.descriptors && after.descriptors) {
   const b = before.descriptors;
@@ -117,9 +124,10 @@ if (before.descriptors && after.descriptors) {
       "loop watches it is woken for every message and does receive, decode and dispatch.",
   );
 }
-const goal = parkedGoal(after);
+const goal = parkedGoal(after, floor);
 console.log(
-  `goal: ${goal.metric} ≤ ${goal.limitMs} ms — measured ${goal.measuredMs === null ? "n/a" : `${goal.measuredMs.toFixed(3)} ms`} → ${goal.met === null ? "not measured" : goal.met ? "met" : "MISSED"}`,
+  `goal: ${goal.metric} ≤ ${goal.limitMs} ms — measured ${goal.measuredMs === null ? "n/a" : `${goal.measuredMs.toFixed(3)} ms`} → ${goal.met === null ? "not measured" : goal.met ? "met" : "MISSED"}` +
+    (goal.floorP99Ms === null ? "" : ` (machine floor p99 ${goal.floorP99Ms.toFixed(3)} ms)`),
 );
 
 const document: ProbeDocument = {
@@ -131,6 +139,7 @@ const document: ProbeDocument = {
   descriptorsAvailable,
   rows,
   goal,
+  floor,
   before,
   after,
 };

@@ -38,5 +38,7 @@ export async function createThreadMarker(): Promise<ThreadMarkerHandle | undefin
     server.close();
     return undefined;
   }
+  // libuv adds the descriptor to epoll on its next loop iteration, not inside listen(): let it run once.
+  await new Promise((resolve) => setTimeout(resolve, 10));
   return { fd, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
 }

@@ -46,12 +46,15 @@ export function buildRows(before: PhaseResult, after: PhaseResult, blockMs: numb
     });
   }
   const seconds = `${(blockMs / 1000).toFixed(blockMs % 1000 === 0 ? 0 : 1)} s`;
-  for (const mode of ["parked", "busy"] as const) {
+  for (const mode of ["idle", "parked", "busy"] as const) {
     const bd = before.delays.find((d) => d.mode === mode);
     const ad = after.delays.find((d) => d.mode === mode);
     if (bd === undefined && ad === undefined) continue;
     rows.push({
-      measurement: `output delay while the connecting thread was blocked ${seconds}, ${mode} (p50 / p99 / max)`,
+      measurement:
+        mode === "idle"
+          ? `output delay, connecting thread idle for ${seconds} (reference; p50 / p99 / max)`
+          : `output delay while the connecting thread was blocked ${seconds}, ${mode} (p50 / p99 / max)`,
       before: delayCell(bd),
       after: delayCell(ad),
     });
@@ -75,12 +78,23 @@ export interface ProbeDocument {
   config: { blockMs: number; stepMs: number; streams: number; modes: string[] };
   descriptorsAvailable: boolean;
   rows: TableRow[];
-  goal: { metric: string; limitMs: number; measuredMs: number | null; met: boolean | null };
+  goal: ProbeGoal;
+  /** Bare libzmq PUSH → PULL hop between two processes at the same rate (the machine's floor). */
+  floor: Summary;
   before: PhaseResult;
   after: PhaseResult;
 }
 
-export function parkedGoal(after: PhaseResult): ProbeDocument["goal"] {
+export interface ProbeGoal {
+  metric: string;
+  limitMs: number;
+  measuredMs: number | null;
+  met: boolean | null;
+  /** p99 of the bare libzmq hop on the same machine, when measured: no design can beat it. */
+  floorP99Ms: number | null;
+}
+
+export function parkedGoal(after: PhaseResult, floor?: Summary): ProbeGoal {
   const parked: Summary | undefined = after.delays.find((d) => d.mode === "parked")?.delay;
   const measured = parked && parked.count > 0 ? parked.p99 : null;
   return {
@@ -88,5 +102,6 @@ export function parkedGoal(after: PhaseResult): ProbeDocument["goal"] {
     limitMs: 1,
     measuredMs: measured,
     met: measured === null ? null : measured <= 1,
+    floorP99Ms: floor && floor.count > 0 ? floor.p99 : null,
   };
 }

@@ -58,8 +58,19 @@ describe("probe table", () => {
     expect(rows).toHaveLength(3);
   });
 
-  it("judges the parked goal on the after p99", () => {
-    expect(parkedGoal(after)).toMatchObject({ measuredMs: 0.9, met: true });
+  it("puts the idle reference first when it was measured", () => {
+    const rows = buildRows(
+      { ...before, delays: [delays("idle", [0.3]), ...before.delays] },
+      { ...after, delays: [delays("idle", [0.2]), ...after.delays] },
+      5000,
+    );
+    expect(rows[3]!.measurement).toContain("idle");
+    expect([rows[3]!.before, rows[3]!.after]).toEqual(["300 µs / 300 µs / 300 µs (n=1)", "200 µs / 200 µs / 200 µs (n=1)"]);
+  });
+
+  it("judges the parked goal on the after p99 and carries the machine floor", () => {
+    expect(parkedGoal(after)).toMatchObject({ measuredMs: 0.9, met: true, floorP99Ms: null });
+    expect(parkedGoal(after, summarize([0.2, 4]))).toMatchObject({ floorP99Ms: 4 });
     expect(parkedGoal({ descriptors: undefined, delays: [delays("parked", [1.5])] })).toMatchObject({ met: false });
     expect(parkedGoal({ descriptors: undefined, delays: [] })).toMatchObject({ measuredMs: null, met: null });
   });

@@ -127,7 +127,7 @@ export function analyzeDescriptors(
     if (marker) label = marker.label;
     else if (kind === "libzmq") label = `libzmq ${thread?.name ?? "internal thread"}`;
     else if (kind === "node-loop") label = zmqSignalerCount > 0 ? "unmarked node loop with zmq" : "unmarked node loop";
-    else label = "other epoll";
+    else label = "other epoll (not a libuv loop; its thread was not waiting on it)";
     loops.push({
       epollFd,
       label,
