@@ -33,6 +33,7 @@ import {
   encodeValue,
   engineIdentity,
   engineIndexFromIdentity,
+  Float64,
   isEngineCoreDead,
   ProtocolError,
 } from "../src/index.js";
@@ -48,7 +49,14 @@ import {
   type Vector,
   vectorsFile,
 } from "./helpers/vectors.js";
-import { fromView, matchOpaque, matchView, unwrap, type ViewContext } from "./helpers/view.js";
+import {
+  fromView,
+  hasIntegralNumber,
+  matchOpaque,
+  matchView,
+  unwrap,
+  type ViewContext,
+} from "./helpers/view.js";
 
 type Json = Parameters<typeof matchView>[2];
 const hexAll = (fs: readonly Uint8Array[]) => fs.map(toHex);
@@ -59,6 +67,12 @@ const ctxFor = (v: Vector, frames: readonly Uint8Array[]): ViewContext => ({
 /** Aux threshold that reproduces a message: 1 when the vector puts every array in aux frames. */
 const thresholdFor = (frames: readonly Uint8Array[]) => (frames.length > 1 ? 1 : 256);
 const view = (v: Vector) => v.decoded as Json;
+
+const containsFloat64 = (v: unknown): boolean =>
+  v instanceof Float64 ||
+  (Array.isArray(v) && v.some(containsFloat64)) ||
+  (v instanceof Map && [...v.values()].some(containsFloat64)) ||
+  (typeof v === "object" && v !== null && Object.values(v).some(containsFloat64));
 
 const handlers: Record<string, (v: Vector) => void> = {
   identity(v) {
@@ -200,7 +214,11 @@ const handlers: Record<string, (v: Vector) => void> = {
       method: e.method,
       args: e.args,
     });
-    expect(hexAll(fromJson)).toEqual(hexAll(msg));
+    // Encoding from the JSON view is exact, except that JSON cannot mark an integral float in the
+    // (opaque) args: that is the only acceptable difference.
+    if (hexAll(fromJson).join() !== hexAll(msg).join()) {
+      expect(hasIntegralNumber(e.args) && containsFloat64(decoded.call.args)).toBe(true);
+    }
   },
 
   "start-dp-wave"(v) {

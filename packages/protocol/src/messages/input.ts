@@ -1,4 +1,5 @@
 // Input socket (frontend ROUTER → engine DEALER): frames `[type byte, payload, ...aux]` (identity not included).
+import { ProtocolError } from "../errors/classes.js";
 import { fail, withSegment } from "../msgpack/fault.js";
 import type { Reader } from "../msgpack/reader.js";
 import { ANY, CALL_ID, INT, STR } from "../schema/codec.js";
@@ -104,11 +105,10 @@ function readStartDpWave(r: Reader): StartDpWave {
 export function decodeInputMessage(frames: readonly Uint8Array[]): InputMessage {
   const typeFrame = frames[0];
   if (typeFrame === undefined || typeFrame.byteLength !== 1) {
-    return decodeCustom([], "input message", () =>
-      fail(
-        `expected a 1-byte request type frame, got ${typeFrame === undefined ? "no frames" : `${typeFrame.byteLength} bytes`}`,
-      ),
-    );
+    throw new ProtocolError({
+      struct: "input message",
+      detail: `expected a 1-byte request type frame, got ${typeFrame === undefined ? "no frames" : `${typeFrame.byteLength} bytes`}`,
+    });
   }
   const payloadFrames = frames.slice(1);
   switch (typeFrame[0]) {
@@ -148,9 +148,10 @@ export function decodeInputMessage(frames: readonly Uint8Array[]): InputMessage 
       return { type: "start_dp_wave", wave: m.wave, excludeEngineIndex: m.excludeEngineIndex };
     }
     default:
-      return decodeCustom([], "input message", () =>
-        fail(`unknown request type byte 0x${typeFrame[0]!.toString(16).padStart(2, "0")}`),
-      );
+      throw new ProtocolError({
+        struct: "input message",
+        detail: `unknown request type byte 0x${typeFrame[0]!.toString(16).padStart(2, "0")}`,
+      });
   }
 }
 

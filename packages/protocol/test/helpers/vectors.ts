@@ -86,14 +86,16 @@ function mapStartsWith(payload: Uint8Array, key: string): boolean {
   return ascii(payload.subarray(at + 1, at + 1 + n)) === key;
 }
 
+/** The name prefix when it is one of the known groups (group-specific rules apply), else undefined. */
 export function groupOf(v: Vector): string | undefined {
   const prefix = v.name.slice(0, v.name.indexOf("."));
   return (GROUPS as readonly string[]).includes(prefix) ? prefix : undefined;
 }
 
 export function classify(v: Vector): VectorKind {
+  // Group-specific shapes first (raw frames that are not msgpack), then generic frame-shape rules
+  // that apply to every group, so a vector of a known kind under a new name prefix is still covered.
   const group = groupOf(v);
-  if (group === undefined) return "unknown";
   const frames = framesOf(v);
   const n = frames.length;
   const f0 = frames[0]!;
@@ -102,7 +104,7 @@ export function classify(v: Vector): VectorKind {
   if (group === "coordinator" && n === 1 && (f0.byteLength === 1 || ascii(f0) === "READY"))
     return "raw-frame";
   // ROUTER-side views: [identity(2 B), ...]
-  if (n >= 2 && f0.byteLength === 2 && (group === "handshake" || group === "input" || group === "request")) {
+  if (n >= 2 && f0.byteLength === 2) {
     const rest = frames.slice(1);
     if (rest.length === 1) {
       const p = rest[0]!;
@@ -118,20 +120,21 @@ export function classify(v: Vector): VectorKind {
     if (type[0] === 3) return "utility";
     return "unknown";
   }
-  if (group === "coordinator" && n === 2 && f0.byteLength === 1 && f0[0] === 2) return "start-dp-wave";
+  if (n === 2 && f0.byteLength === 1 && f0[0] === 2) return "start-dp-wave";
   const b = f0[0]!;
   if (isArray(b)) {
-    const first = firstElementKind(f0);
     if (group === "coordinator" && b === 0x93) return "coordinator-publish";
     if (group === "coordinator" && b === 0x92) return "frontend-wakeup";
+    const first = firstElementKind(f0);
     if (first === "str") return "add";
     if (first === "int") return "outputs";
     return "unknown";
   }
   if (isMap(b)) {
     if (mapStartsWith(f0, "status")) return "handshake-status";
+    if (mapStartsWith(f0, "addresses")) return "handshake-init";
     if (mapStartsWith(f0, "max_model_len")) return "registration";
-    if (group === "notifications" || group.startsWith("python_compat")) return "value";
+    if (group === "notifications" || group?.startsWith("python_compat")) return "value";
   }
   return "unknown";
 }

@@ -318,10 +318,22 @@ export function fromView(codec: AnyCodec, view: Json): unknown {
     const items = (view as Json[]).map((v) => fromView(codec.element!, v));
     return items.includes(undefined) ? undefined : items;
   }
+  if ((codec.label === "Any" || codec.label === "dict") && hasIntegralNumber(view)) {
+    // JSON cannot say whether 1 was an int or a float in an opaque position: not rebuildable.
+    return undefined;
+  }
   if (codec.values !== undefined && isObj(view)) {
     const out: Record<string, unknown> = {};
     for (const [k, v] of Object.entries(view)) out[k] = fromView(codec.values, v);
-    return out;
+    return Object.values(out).includes(undefined) ? undefined : out;
   }
   return view;
+}
+
+/** Does a JSON value contain an integral number (ambiguous int/float in opaque positions)? */
+export function hasIntegralNumber(view: Json): boolean {
+  if (typeof view === "number") return Number.isInteger(view);
+  if (Array.isArray(view)) return view.some(hasIntegralNumber);
+  if (isObj(view)) return Object.values(view).some(hasIntegralNumber);
+  return false;
 }
