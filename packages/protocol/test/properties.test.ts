@@ -14,6 +14,7 @@ import {
 } from "../src/index.js";
 import { decodeFrames, encodeFrames } from "../src/messages/run.js";
 import type { AnyCodec } from "../src/schema/codec.js";
+import { StructCodec } from "../src/schema/struct.js";
 import * as handshake from "../src/structs/handshake.js";
 import * as output from "../src/structs/output.js";
 import * as request from "../src/structs/request.js";
@@ -104,5 +105,28 @@ describe("round trips (fast-check)", () => {
       }),
       { seed: SEED, numRuns: 100 },
     );
+  });
+});
+
+describe("compiled decoders", () => {
+  it("match the field-table interpreter (used where code generation is disabled)", () => {
+    for (const codec of [
+      output.EngineCoreOutputsCodec,
+      output.EngineCoreOutputCodec,
+      request.EngineCoreRequestCodec,
+    ]) {
+      // Same table, compiled decoder removed: decodeArray falls back to the interpreter loop.
+      const interpreted = new StructCodec(codec.name, codec.kind, codec.fields, { validate: codec.validate });
+      Object.defineProperty(interpreted, "compiled", { value: undefined });
+      fc.assert(
+        fc.property(arbitraryFor(codec), (value) => {
+          const frames = encodeFrames(codec, value, codec.name, { auxThreshold: 64 });
+          expect(decodeFrames(interpreted, frames, codec.name)).toEqual(
+            decodeFrames(codec, frames, codec.name),
+          );
+        }),
+        { seed: SEED, numRuns: 60 },
+      );
+    }
   });
 });
