@@ -79,7 +79,7 @@ export type Init<C> = C extends Codec<infer _O, infer I> ? I : never;
 export type StructKind = "array" | "map" | "sparse";
 
 export interface StructOptions {
-  validate?: (view: Record<string, unknown>) => string | undefined;
+  validate?: ((view: Record<string, unknown>) => string | undefined) | undefined;
 }
 
 export class StructCodec<V, I> implements Codec<V, I> {
