@@ -110,11 +110,12 @@ describe("round trips (fast-check)", () => {
 
 describe("compiled decoders", () => {
   it("match the field-table interpreter (used where code generation is disabled)", () => {
-    for (const codec of [
+    const codecs = [
       output.EngineCoreOutputsCodec,
       output.EngineCoreOutputCodec,
       request.EngineCoreRequestCodec,
-    ]) {
+    ] as unknown as StructCodec<unknown, unknown>[];
+    for (const codec of codecs) {
       // Same table, compiled decoder removed: decodeArray falls back to the interpreter loop.
       const interpreted = new StructCodec(codec.name, codec.kind, codec.fields, { validate: codec.validate });
       Object.defineProperty(interpreted, "compiled", { value: undefined });
