@@ -44,7 +44,8 @@ export class ConsumerThread {
   }
 
   async expect<T extends FromConsumer["type"]>(type: T): Promise<Extract<FromConsumer, { type: T }>> {
-    const m = this.#inbox.shift() ?? (await new Promise<FromConsumer>((resolve) => this.#waiters.push(resolve)));
+    const m =
+      this.#inbox.shift() ?? (await new Promise<FromConsumer>((resolve) => this.#waiters.push(resolve)));
     if (m.type === "error" || this.#failure) throw this.#failure ?? new Error("consumer thread failed");
     if (m.type !== type) throw new Error(`consumer thread: expected "${type}", got "${m.type}"`);
     return m as Extract<FromConsumer, { type: T }>;
@@ -96,13 +97,23 @@ export async function runAfter(o: PhaseOptions): Promise<PhaseResult> {
   try {
     const { fd: consumerFd } = await consumer.expect("marker");
     client = await EngineCoreClient.connect({
-      transport: { mode: "handshake-owner", handshakeAddress: `tcp://127.0.0.1:${port}`, readyTimeoutMs: 20_000 },
+      transport: {
+        mode: "handshake-owner",
+        handshakeAddress: `tcp://127.0.0.1:${port}`,
+        readyTimeoutMs: 20_000,
+      },
     });
-    o.log(`after: product client connected (${client.inputAddress}, ${client.outputAddress}); consumer thread attaching`);
+    o.log(
+      `after: product client connected (${client.inputAddress}, ${client.outputAddress}); consumer thread attaching`,
+    );
     const markers: ThreadMarker[] = o.marker ? [o.marker] : [];
     if (o.marker && consumerFd !== undefined) {
       const baseline = baselineEventfdsOf(readProcSnapshot(), consumerFd);
-      markers.push({ label: CONSUMER_LABEL, markerFd: consumerFd, ...(baseline ? { baselineEventfds: baseline } : {}) });
+      markers.push({
+        label: CONSUMER_LABEL,
+        markerFd: consumerFd,
+        ...(baseline ? { baselineEventfds: baseline } : {}),
+      });
     }
     consumer.send({ type: "attach", handle: client.handle });
     await consumer.expect("attached");
@@ -113,9 +124,17 @@ export async function runAfter(o: PhaseOptions): Promise<PhaseResult> {
     const session = new WorkerSession(consumer);
     const delays: BlockedDelayResult[] = [];
     for (const mode of o.modes) {
-      o.log(`after: blocking the connecting thread ${o.blockMs} ms (${mode}) while ${o.streams} streams run on the consumer thread`);
+      o.log(
+        `after: blocking the connecting thread ${o.blockMs} ms (${mode}) while ${o.streams} streams run on the consumer thread`,
+      );
       delays.push(
-        await measureBlockedDelay(session, { mode, blockMs: o.blockMs, streams: o.streams, stepMs: o.stepMs, prefix: `after-${mode}` }),
+        await measureBlockedDelay(session, {
+          mode,
+          blockMs: o.blockMs,
+          streams: o.streams,
+          stepMs: o.stepMs,
+          prefix: `after-${mode}`,
+        }),
       );
     }
     return { descriptors, delays };

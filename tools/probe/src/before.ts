@@ -72,20 +72,33 @@ export async function runBefore(o: PhaseOptions): Promise<PhaseResult> {
   let frontend: DirectFrontend | undefined;
   try {
     frontend = await DirectFrontend.connect({ handshakeAddress: `tcp://127.0.0.1:${port}` });
-    o.log(`before: control client connected on the connecting thread (${frontend.inputAddress}, ${frontend.outputAddress})`);
+    o.log(
+      `before: control client connected on the connecting thread (${frontend.inputAddress}, ${frontend.outputAddress})`,
+    );
     // The output loop runs before the snapshot, as in the product: a receive is pending on both sockets.
     const session = new DirectSession(frontend);
     await sleep(100);
     let descriptors: DescriptorPhase | undefined;
     const knownSignalerFds = frontend.signalerFds();
     if (o.marker) {
-      descriptors = describePhase(analyzeDescriptors(readProcSnapshot(), [o.marker], frontend.tcpPorts()), CONNECTING_LABEL);
+      descriptors = describePhase(
+        analyzeDescriptors(readProcSnapshot(), [o.marker], frontend.tcpPorts()),
+        CONNECTING_LABEL,
+      );
     }
     const delays: BlockedDelayResult[] = [];
     for (const mode of o.modes) {
-      o.log(`before: blocking the connecting thread ${o.blockMs} ms (${mode}) while ${o.streams} streams run`);
+      o.log(
+        `before: blocking the connecting thread ${o.blockMs} ms (${mode}) while ${o.streams} streams run`,
+      );
       delays.push(
-        await measureBlockedDelay(session, { mode, blockMs: o.blockMs, streams: o.streams, stepMs: o.stepMs, prefix: `before-${mode}` }),
+        await measureBlockedDelay(session, {
+          mode,
+          blockMs: o.blockMs,
+          streams: o.streams,
+          stepMs: o.stepMs,
+          prefix: `before-${mode}`,
+        }),
       );
     }
     return { descriptors, knownSignalerFds, delays };

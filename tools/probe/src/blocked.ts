@@ -36,7 +36,10 @@ export interface BlockedRunOptions {
   prefix: string;
 }
 
-export async function measureBlockedDelay(session: StreamingSession, o: BlockedRunOptions): Promise<BlockedDelayResult> {
+export async function measureBlockedDelay(
+  session: StreamingSession,
+  o: BlockedRunOptions,
+): Promise<BlockedDelayResult> {
   const warmupMs = o.warmupMs ?? 500;
   const tailMs = o.tailMs ?? 750;
   // Enough tokens to outlast warm-up, block and tail even if steps run twice as fast as asked.

@@ -19,7 +19,11 @@ let recorder = new DelayRecorder();
 let ids: string[] = [];
 let loops: Promise<void>[] = [];
 
-async function consume(stream: EngineCoreOutputStream, tokensPerStep: number, onFirst: () => void): Promise<void> {
+async function consume(
+  stream: EngineCoreOutputStream,
+  tokensPerStep: number,
+  onFirst: () => void,
+): Promise<void> {
   for await (const output of stream) {
     const received = wallNowMs();
     if (output.finishReason != null) break;

@@ -1,6 +1,10 @@
 // Starting the mock engine the way the probe and the bench need it: TCP handshake on loopback, wall-clock
 // timestamps with sub-millisecond precision, limits high enough for long and many streams.
-import { type MockEngineOptions, type MockEngineProcess, startMockEngine } from "@vllm-engine-core/mock-engine";
+import {
+  type MockEngineOptions,
+  type MockEngineProcess,
+  startMockEngine,
+} from "@vllm-engine-core/mock-engine";
 
 /**
  * The mock stamps EngineCoreOutputs.timestamp with `Date.now() / 1000` ("wall" mode), which has 1 ms

@@ -8,14 +8,17 @@ const push = new zmq.Push({ linger: 0 });
 push.connect(endpoint);
 const stamp = Buffer.alloc(8);
 let sending = false;
-const timer = setInterval(() => {
-  if (sending) return; // one send in flight per socket
-  sending = true;
-  stamp.writeDoubleLE(wallNowMs());
-  push.send(stamp).finally(() => {
-    sending = false;
-  });
-}, Number(intervalArg ?? 5));
+const timer = setInterval(
+  () => {
+    if (sending) return; // one send in flight per socket
+    sending = true;
+    stamp.writeDoubleLE(wallNowMs());
+    push.send(stamp).finally(() => {
+      sending = false;
+    });
+  },
+  Number(intervalArg ?? 5),
+);
 // The parent ends the measurement by disconnecting the IPC channel.
 process.once("disconnect", () => {
   clearInterval(timer);

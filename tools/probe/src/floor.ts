@@ -6,12 +6,20 @@ import * as zmq from "zeromq";
 import { wallNowMs } from "./clock.js";
 import { type Summary, summarize } from "./stats.js";
 
-export async function measureFloor(o: { intervalMs: number; warmupMs: number; measureMs: number }): Promise<Summary> {
+export async function measureFloor(o: {
+  intervalMs: number;
+  warmupMs: number;
+  measureMs: number;
+}): Promise<Summary> {
   const pull = new zmq.Pull({ linger: 0 });
   await pull.bind("tcp://127.0.0.1:0");
-  const child = fork(new URL("./floor-sender.js", import.meta.url), [pull.lastEndpoint!, String(o.intervalMs)], {
-    stdio: ["ignore", "inherit", "inherit", "ipc"],
-  });
+  const child = fork(
+    new URL("./floor-sender.js", import.meta.url),
+    [pull.lastEndpoint!, String(o.intervalMs)],
+    {
+      stdio: ["ignore", "inherit", "inherit", "ipc"],
+    },
+  );
   const exited = new Promise((resolve) => child.once("exit", resolve));
   const delays: number[] = [];
   const start = wallNowMs();

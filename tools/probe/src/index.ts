@@ -2,14 +2,19 @@
 export { type BlockMode, blockFor, parkFor, spinFor } from "./block.js";
 export { wallNowMs } from "./clock.js";
 export { DelayRecorder, delaysSentWithin } from "./delays.js";
-export { type DirectEngine, DirectFrontend, DirectHandshakeError, type DirectFrontendOptions } from "./direct/direct-frontend.js";
-export { preciseClockPreload, type ProbeEngineOptions, startProbeEngine } from "./engine.js";
+export {
+  type DirectEngine,
+  DirectFrontend,
+  type DirectFrontendOptions,
+  DirectHandshakeError,
+} from "./direct/direct-frontend.js";
+export { type ProbeEngineOptions, preciseClockPreload, startProbeEngine } from "./engine.js";
 export { measureFloor } from "./floor.js";
 export { type MachineInfo, machineInfo } from "./machine.js";
 export { createThreadMarker, freeTcpPort, type ThreadMarkerHandle } from "./net.js";
 export * from "./procfs/analyze.js";
 export * from "./procfs/parse.js";
 export * from "./procfs/phase.js";
-export { procfsAvailable, type ProcSnapshot, readProcSnapshot, type ThreadInfo } from "./procfs/snapshot.js";
+export { type ProcSnapshot, procfsAvailable, readProcSnapshot, type ThreadInfo } from "./procfs/snapshot.js";
 export { callRequest, streamRequestIds, wireRequest } from "./requests.js";
 export { formatMs, percentileSorted, SampleBuffer, type Summary, summarize } from "./stats.js";

@@ -82,8 +82,11 @@ function runPhase<T = PhaseResult>(phase: "floor" | "before" | "after"): Promise
 }
 
 const descriptorsAvailable = procfsAvailable();
-console.log(`vllm-engine-core probe — ${config.streams} streams, engine step ${config.stepMs} ms, block ${config.blockMs} ms`);
-if (!descriptorsAvailable) console.log("descriptor part: unavailable (needs Linux /proc); the delay part still runs");
+console.log(
+  `vllm-engine-core probe — ${config.streams} streams, engine step ${config.stepMs} ms, block ${config.blockMs} ms`,
+);
+if (!descriptorsAvailable)
+  console.log("descriptor part: unavailable (needs Linux /proc); the delay part still runs");
 console.log("phase 1/3: floor (bare libzmq PUSH → PULL hop between two processes, receiver idle)");
 const floor = await runPhase<Summary>("floor");
 console.log("phase 2/3: before (control client: ZeroMQ sockets on the connecting thread, consumed there)");

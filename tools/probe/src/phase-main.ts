@@ -24,7 +24,8 @@ const stepMs = Number(values["step-ms"] ?? 5);
 
 async function run(phase: string | undefined): Promise<unknown> {
   if (phase === "floor") return measureFloor({ intervalMs: stepMs, warmupMs: 500, measureMs: blockMs });
-  if (phase !== "before" && phase !== "after") throw new Error(`--phase must be floor, before or after, got ${phase}`);
+  if (phase !== "before" && phase !== "after")
+    throw new Error(`--phase must be floor, before or after, got ${phase}`);
   const marker = procfsAvailable() ? await createThreadMarker() : undefined;
   // Baseline of the connecting thread's loop before anything touched ZeroMQ: its own libuv eventfd.
   const baseline = marker ? baselineEventfdsOf(readProcSnapshot(), marker.fd) : undefined;

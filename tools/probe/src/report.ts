@@ -34,7 +34,8 @@ export function buildRows(before: PhaseResult, after: PhaseResult, blockMs: numb
     });
     rows.push({
       measurement: "ZeroMQ socket descriptors (ZMQ_FD) in the runtime thread's epoll",
-      before: b.runtimeCandidates === 0 ? "0 (no runtime thread)" : `${b.runtimeCandidates} unexpected loop(s)`,
+      before:
+        b.runtimeCandidates === 0 ? "0 (no runtime thread)" : `${b.runtimeCandidates} unexpected loop(s)`,
       after: a.runtimeThread
         ? String(a.runtimeThread.zmqSignalers)
         : `runtime not identified (${a.runtimeCandidates} candidates)`,
@@ -63,9 +64,13 @@ export function buildRows(before: PhaseResult, after: PhaseResult, blockMs: numb
 }
 
 export function renderTable(rows: readonly TableRow[]): string {
-  const all = [{ measurement: "measurement", before: "before (sockets on the caller)", after: "after (runtime thread)" }, ...rows];
+  const all = [
+    { measurement: "measurement", before: "before (sockets on the caller)", after: "after (runtime thread)" },
+    ...rows,
+  ];
   const w = [0, 1, 2].map((i) => Math.max(...all.map((r) => [r.measurement, r.before, r.after][i]!.length)));
-  const line = (r: TableRow) => `| ${r.measurement.padEnd(w[0]!)} | ${r.before.padEnd(w[1]!)} | ${r.after.padEnd(w[2]!)} |`;
+  const line = (r: TableRow) =>
+    `| ${r.measurement.padEnd(w[0]!)} | ${r.before.padEnd(w[1]!)} | ${r.after.padEnd(w[2]!)} |`;
   const sep = `|${w.map((n) => "-".repeat(n + 2)).join("|")}|`;
   return [line(all[0]!), sep, ...rows.map(line)].join("\n");
 }

@@ -5,7 +5,8 @@ import { describePhase } from "../src/procfs/phase.js";
 import type { ProcSnapshot, ThreadInfo } from "../src/procfs/snapshot.js";
 
 // A process laid out like the real ones the probe sees (fd numbers from a recorded run).
-const libuv = (...fds: number[]): EpollWatch[] => fds.map((tfd) => ({ tfd, events: 0x19, data: BigInt(tfd) }));
+const libuv = (...fds: number[]): EpollWatch[] =>
+  fds.map((tfd) => ({ tfd, events: 0x19, data: BigInt(tfd) }));
 const libzmq = (...fds: number[]): EpollWatch[] =>
   fds.map((tfd, i) => ({ tfd, events: 0x19, data: 0x7f55d8001000n + BigInt(i * 0x40) }));
 const waiting = (tid: number, name: string, epollFd: number): ThreadInfo => ({
@@ -14,14 +15,23 @@ const waiting = (tid: number, name: string, epollFd: number): ThreadInfo => ({
   syscall: { state: "in-syscall", nr: 232, args: [BigInt(epollFd), 0n, 0n, 0n, 0n, 0n] },
   waitingOnEpoll: epollFd,
 });
-const running = (tid: number, name: string): ThreadInfo => ({ tid, name, syscall: { state: "running" }, waitingOnEpoll: undefined });
+const running = (tid: number, name: string): ThreadInfo => ({
+  tid,
+  name,
+  syscall: { state: "running" },
+  waitingOnEpoll: undefined,
+});
 
 const MARKER_MAIN = 40;
 const MARKER_CONSUMER = 41;
 const ZMQ_PORT_IN = 5555;
 const ZMQ_PORT_OUT = 5556;
 
-function snapshot(epolls: Record<number, EpollWatch[]>, threads: ThreadInfo[], extraTcpFds: number[] = []): ProcSnapshot {
+function snapshot(
+  epolls: Record<number, EpollWatch[]>,
+  threads: ThreadInfo[],
+  extraTcpFds: number[] = [],
+): ProcSnapshot {
   const fds = new Map<number, FdTarget>();
   for (const fd of [3, 9, 14, 20, 22, 28, 50]) fds.set(fd, { kind: "epoll" });
   for (const fd of [13, 17, 19, 21, 23, 25, 31, 33, 34, 52]) fds.set(fd, { kind: "eventfd" });
@@ -31,7 +41,14 @@ function snapshot(epolls: Record<number, EpollWatch[]>, threads: ThreadInfo[], e
   const tcp = new Map<number, TcpSocketEntry>();
   const tcpFd = (fd: number, inode: number, local: number, remote: number, state: string) => {
     fds.set(fd, { kind: "socket", inode });
-    tcp.set(inode, { localAddress: "127.0.0.1", localPort: local, remoteAddress: "127.0.0.1", remotePort: remote, state, inode });
+    tcp.set(inode, {
+      localAddress: "127.0.0.1",
+      localPort: local,
+      remoteAddress: "127.0.0.1",
+      remotePort: remote,
+      state,
+      inode,
+    });
   };
   tcpFd(24, 500, ZMQ_PORT_IN, 0, "LISTEN");
   tcpFd(26, 501, ZMQ_PORT_IN, 40001, "ESTABLISHED");
@@ -62,7 +79,10 @@ const commonThreads = [
 
 describe("analyzeDescriptors", () => {
   it("before: the connecting thread's loop watches the ZMQ_FDs (exact with a baseline); no runtime", () => {
-    const snap = snapshot({ ...common, 14: libuv(23, 25, 15, 17, MARKER_MAIN) }, [running(100, "node"), ...commonThreads]);
+    const snap = snapshot({ ...common, 14: libuv(23, 25, 15, 17, MARKER_MAIN) }, [
+      running(100, "node"),
+      ...commonThreads,
+    ]);
     const report = analyzeDescriptors(
       snap,
       [{ label: "connecting thread", markerFd: MARKER_MAIN, baselineEventfds: [17] }],
@@ -113,7 +133,10 @@ describe("analyzeDescriptors", () => {
     expect(phase.runtimeThread?.zmqSignalers).toBe(2);
     expect(phase.runtimeCandidates).toBe(1);
     // Node's platform loop watches only its own pipe and eventfd: not a candidate.
-    expect(report.loops.find((l) => l.epollFd === 9)).toMatchObject({ kind: "node-loop", zmqSignalerCount: 0 });
+    expect(report.loops.find((l) => l.epollFd === 9)).toMatchObject({
+      kind: "node-loop",
+      zmqSignalerCount: 0,
+    });
     expect(report.loops.find((l) => l.epollFd === 3)).toBeUndefined();
   });
 
@@ -122,7 +145,11 @@ describe("analyzeDescriptors", () => {
       { ...common, 14: libuv(15, 17, MARKER_MAIN), 28: libuv(29, 31, 33), 50: libuv(51, 52, 34) },
       [running(100, "node"), ...commonThreads],
     );
-    const report = analyzeDescriptors(snap, [{ label: "connecting thread", markerFd: MARKER_MAIN }], [ZMQ_PORT_IN]);
+    const report = analyzeDescriptors(
+      snap,
+      [{ label: "connecting thread", markerFd: MARKER_MAIN }],
+      [ZMQ_PORT_IN],
+    );
     expect(report.runtime).toBeUndefined();
     expect(report.runtimeCandidates.map((l) => l.epollFd)).toEqual([28, 50]);
     expect(describePhase(report, "connecting thread").runtimeCandidates).toBe(2);
@@ -130,7 +157,11 @@ describe("analyzeDescriptors", () => {
 
   it("without a baseline, a marked loop's count is its eventfds minus one", () => {
     const snap = snapshot({ 14: libuv(23, 15, 17, MARKER_MAIN) }, [running(100, "node")]);
-    const [main] = analyzeDescriptors(snap, [{ label: "connecting thread", markerFd: MARKER_MAIN }], []).loops;
+    const [main] = analyzeDescriptors(
+      snap,
+      [{ label: "connecting thread", markerFd: MARKER_MAIN }],
+      [],
+    ).loops;
     expect(main).toMatchObject({ countMethod: "minus-wakeup", zmqSignalerCount: 1, eventfds: [23, 17] });
   });
 
@@ -140,7 +171,12 @@ describe("analyzeDescriptors", () => {
     const io = report.loops.find((l) => l.epollFd === 22)!;
     expect(io).toMatchObject({ kind: "libzmq", tid: undefined });
     expect(io.zmqTcp.map((t) => t.fd)).toEqual([24, 26, 27, 30]);
-    expect(io.zmqTcp[1]).toEqual({ fd: 26, local: "127.0.0.1:5555", remote: "127.0.0.1:40001", state: "ESTABLISHED" });
+    expect(io.zmqTcp[1]).toEqual({
+      fd: 26,
+      local: "127.0.0.1:5555",
+      remote: "127.0.0.1:40001",
+      state: "ESTABLISHED",
+    });
     // fd 36 is a ZeroMQ-port socket no epoll watches: counted in the total only; port 8080 is never counted.
     expect(report.zmqTcpTotal).toBe(5);
   });

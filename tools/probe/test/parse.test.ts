@@ -47,7 +47,9 @@ describe("parseEpollFdinfo", () => {
       { tfd: 26, events: 0x19, data: 0x7f55d8001540n },
       { tfd: 21, events: 0x19, data: 0x23c603e0n },
     ]);
-    expect(parseEpollFdinfo(OLD_KERNEL_FDINFO)).toEqual([{ tfd: 5, events: 0x1d, data: 0xffffffff00000005n }]);
+    expect(parseEpollFdinfo(OLD_KERNEL_FDINFO)).toEqual([
+      { tfd: 5, events: 0x1d, data: 0xffffffff00000005n },
+    ]);
   });
 
   it("returns nothing for an empty epoll or a non-epoll fdinfo", () => {
@@ -68,7 +70,9 @@ describe("classifyFdTarget", () => {
 
 describe("parseTaskSyscall / epollFdOfTask", () => {
   it("finds the epoll fd of a thread blocked in epoll_wait / epoll_pwait (x64)", () => {
-    const wait = parseTaskSyscall("232 0x16 0x7f55edffa0e0 0x100 0xffffffff 0x0 0x0 0x7f55edff9f98 0x7f55f0c2f0e6\n");
+    const wait = parseTaskSyscall(
+      "232 0x16 0x7f55edffa0e0 0x100 0xffffffff 0x0 0x0 0x7f55edff9f98 0x7f55f0c2f0e6\n",
+    );
     expect(wait).toEqual({
       state: "in-syscall",
       nr: 232,
@@ -80,7 +84,9 @@ describe("parseTaskSyscall / epollFdOfTask", () => {
   });
 
   it("returns undefined for other syscalls, running threads and unknown architectures", () => {
-    expect(epollFdOfTask(parseTaskSyscall("202 0x23b94634 0x189 0x0 0x0 0x0 0x0 0x1 0x2"), "x64")).toBeUndefined();
+    expect(
+      epollFdOfTask(parseTaskSyscall("202 0x23b94634 0x189 0x0 0x0 0x0 0x0 0x1 0x2"), "x64"),
+    ).toBeUndefined();
     expect(parseTaskSyscall("running\n")).toEqual({ state: "running" });
     expect(epollFdOfTask(parseTaskSyscall("running"), "x64")).toBeUndefined();
     expect(parseTaskSyscall("-1 0x7ffd 0x7f")).toEqual({ state: "not-in-syscall" });
@@ -98,7 +104,14 @@ describe("parseProcNetTcp", () => {
       "   2: 0100007F:B5E7 0100007F:C6C2 06 00000000:00000000 03:0000036D 00000000     0        0 0 3 0000000040f7b09f",
     ].join("\n");
     expect(parseProcNetTcp(text)).toEqual([
-      { localAddress: "127.0.0.1", localPort: 0xa3f1, remoteAddress: "0.0.0.0", remotePort: 0, state: "LISTEN", inode: 24512 },
+      {
+        localAddress: "127.0.0.1",
+        localPort: 0xa3f1,
+        remoteAddress: "0.0.0.0",
+        remotePort: 0,
+        state: "LISTEN",
+        inode: 24512,
+      },
       {
         localAddress: "127.0.0.1",
         localPort: 0xa3f1,
@@ -107,7 +120,14 @@ describe("parseProcNetTcp", () => {
         state: "ESTABLISHED",
         inode: 24530,
       },
-      { localAddress: "127.0.0.1", localPort: 0xb5e7, remoteAddress: "127.0.0.1", remotePort: 0xc6c2, state: "TIME_WAIT", inode: 0 },
+      {
+        localAddress: "127.0.0.1",
+        localPort: 0xb5e7,
+        remoteAddress: "127.0.0.1",
+        remotePort: 0xc6c2,
+        state: "TIME_WAIT",
+        inode: 0,
+      },
     ]);
   });
 

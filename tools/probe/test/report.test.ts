@@ -1,11 +1,12 @@
 import { describe, expect, it } from "vitest";
 import type { PhaseResult } from "../src/before.js";
+import type { BlockMode } from "../src/block.js";
 import type { BlockedDelayResult } from "../src/blocked.js";
 import type { DescriptorPhase } from "../src/procfs/phase.js";
 import { buildRows, parkedGoal, renderTable } from "../src/report.js";
 import { summarize } from "../src/stats.js";
 
-function delays(mode: "parked" | "busy", samples: number[]): BlockedDelayResult {
+function delays(mode: BlockMode, samples: number[]): BlockedDelayResult {
   return { mode, blockedMs: 5000, delay: summarize(samples), outputsTotal: samples.length, merged: 0 };
 }
 
@@ -35,7 +36,10 @@ describe("probe table", () => {
     descriptors: phase(2, undefined),
     delays: [delays("parked", [4900, 2500, 10]), delays("busy", [4000])],
   };
-  const after: PhaseResult = { descriptors: phase(0, 2), delays: [delays("parked", [0.4, 0.5, 0.9]), delays("busy", [3])] };
+  const after: PhaseResult = {
+    descriptors: phase(0, 2),
+    delays: [delays("parked", [0.4, 0.5, 0.9]), delays("busy", [3])],
+  };
 
   it("has the seed's rows: descriptors per thread, then the blocked-caller delay per mode", () => {
     const rows = buildRows(before, after, 5000);
@@ -65,13 +69,18 @@ describe("probe table", () => {
       5000,
     );
     expect(rows[3]!.measurement).toContain("idle");
-    expect([rows[3]!.before, rows[3]!.after]).toEqual(["300 µs / 300 µs / 300 µs (n=1)", "200 µs / 200 µs / 200 µs (n=1)"]);
+    expect([rows[3]!.before, rows[3]!.after]).toEqual([
+      "300 µs / 300 µs / 300 µs (n=1)",
+      "200 µs / 200 µs / 200 µs (n=1)",
+    ]);
   });
 
   it("judges the parked goal on the after p99 and carries the machine floor", () => {
     expect(parkedGoal(after)).toMatchObject({ measuredMs: 0.9, met: true, floorP99Ms: null });
     expect(parkedGoal(after, summarize([0.2, 4]))).toMatchObject({ floorP99Ms: 4 });
-    expect(parkedGoal({ descriptors: undefined, delays: [delays("parked", [1.5])] })).toMatchObject({ met: false });
+    expect(parkedGoal({ descriptors: undefined, delays: [delays("parked", [1.5])] })).toMatchObject({
+      met: false,
+    });
     expect(parkedGoal({ descriptors: undefined, delays: [] })).toMatchObject({ measuredMs: null, met: null });
   });
 });

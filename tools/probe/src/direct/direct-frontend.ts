@@ -48,7 +48,12 @@ async function receiveWithin(socket: zmq.Router, timeoutMs: number, stage: strin
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
     timer = setTimeout(
-      () => reject(new DirectHandshakeError(`no ${stage} within ${timeoutMs} ms: is the engine started and pointed at this address?`)),
+      () =>
+        reject(
+          new DirectHandshakeError(
+            `no ${stage} within ${timeoutMs} ms: is the engine started and pointed at this address?`,
+          ),
+        ),
       timeoutMs,
     );
   });
@@ -91,7 +96,12 @@ export class DirectFrontend {
     const host = options.host ?? "127.0.0.1";
     const engineCount = options.engineCount ?? 1;
     const timeoutMs = options.timeoutMs ?? 30_000;
-    const input = new zmq.Router({ linger: 0, sendHighWaterMark: 0, receiveHighWaterMark: 0, mandatory: true });
+    const input = new zmq.Router({
+      linger: 0,
+      sendHighWaterMark: 0,
+      receiveHighWaterMark: 0,
+      mandatory: true,
+    });
     const output = new zmq.Pull({ linger: 0, receiveHighWaterMark: 0 });
     const handshake = new zmq.Router({ linger: 0 });
     try {
@@ -116,8 +126,13 @@ export class DirectFrontend {
       const hello = new Set<string>();
       const ready = new Set<string>();
       while (ready.size < engineCount) {
-        const frames = await receiveWithin(handshake, timeoutMs, hello.size < engineCount ? "HELLO" : "READY");
-        if (frames.length !== 2) throw new DirectHandshakeError(`handshake message with ${frames.length} frames`);
+        const frames = await receiveWithin(
+          handshake,
+          timeoutMs,
+          hello.size < engineCount ? "HELLO" : "READY",
+        );
+        if (frames.length !== 2)
+          throw new DirectHandshakeError(`handshake message with ${frames.length} frames`);
         const [id, payload] = frames as [Buffer, Buffer];
         const status = decodeHandshakeStatus(payload);
         const key = id.toString("hex");
@@ -133,7 +148,10 @@ export class DirectFrontend {
       handshake.close();
       const engines: DirectEngine[] = [];
       while (engines.length < engineCount) {
-        const [id, payload] = (await receiveWithin(input, timeoutMs, "input registration")) as [Buffer, Buffer];
+        const [id, payload] = (await receiveWithin(input, timeoutMs, "input registration")) as [
+          Buffer,
+          Buffer,
+        ];
         engines.push({
           index: engineIndexFromIdentity(id),
           identity: Uint8Array.from(id),
@@ -150,7 +168,8 @@ export class DirectFrontend {
 
   /** ZMQ_FD of each open socket (the descriptors a poller on this thread watches). */
   signalerFds(): number[] {
-    const get = (s: zmq.Socket) => (s as unknown as { getInt32Option(o: number): number }).getInt32Option(ZMQ_FD);
+    const get = (s: zmq.Socket) =>
+      (s as unknown as { getInt32Option(o: number): number }).getInt32Option(ZMQ_FD);
     return [this.#input, this.#output].filter((s) => !s.closed).map(get);
   }
 
@@ -172,8 +191,20 @@ export class DirectFrontend {
    * Receives and decodes every output message on this thread and hands it to `onOutputs`, until close().
    * `onDead` is called for the ENGINE_CORE_DEAD sentinel.
    */
-  startOutputLoop(onOutputs: (outputs: EngineCoreOutputs) => void, onDead: () => void = () => undefined): void {
-    if (this.#loop !== undefined) throw new Error("startOutputLoop() called twice");
+  startOutputLoop(
+    onOutputs: (outputs: EngineCoreOutputs) => void,
+    onDead: () => void = () => undefined,
+  ): void {
+    this.startRawOutputLoop((frames) => {
+      const message = decodeOutputMessage(frames);
+      if (message.kind === "dead") onDead();
+      else onOutputs(message.outputs);
+    });
+  }
+
+  /** Like startOutputLoop, without decoding: the received frames as they are (for recording). */
+  startRawOutputLoop(onFrames: (frames: Buffer[]) => void): void {
+    if (this.#loop !== undefined) throw new Error("the output loop is already running");
     this.#loop = (async () => {
       for (;;) {
         let frames: Buffer[];
@@ -182,9 +213,7 @@ export class DirectFrontend {
         } catch {
           return; // closed
         }
-        const message = decodeOutputMessage(frames);
-        if (message.kind === "dead") onDead();
-        else onOutputs(message.outputs);
+        onFrames(frames);
       }
     })();
   }
@@ -200,7 +229,8 @@ export class DirectFrontend {
   }
 
   #identity(engineIndex: number | undefined): Uint8Array {
-    const engine = engineIndex === undefined ? this.engines[0] : this.engines.find((e) => e.index === engineIndex);
+    const engine =
+      engineIndex === undefined ? this.engines[0] : this.engines.find((e) => e.index === engineIndex);
     if (engine === undefined) throw new RangeError(`no engine with index ${engineIndex}`);
     return engine.identity;
   }

@@ -126,7 +126,8 @@ export function analyzeDescriptors(
     let label: string;
     if (marker) label = marker.label;
     else if (kind === "libzmq") label = `libzmq ${thread?.name ?? "internal thread"}`;
-    else if (kind === "node-loop") label = zmqSignalerCount > 0 ? "unmarked node loop with zmq" : "unmarked node loop";
+    else if (kind === "node-loop")
+      label = zmqSignalerCount > 0 ? "unmarked node loop with zmq" : "unmarked node loop";
     else label = "other epoll (not a libuv loop; its thread was not waiting on it)";
     loops.push({
       epollFd,
@@ -142,7 +143,9 @@ export function analyzeDescriptors(
       zmqTcp,
     });
   }
-  const runtimeCandidates = loops.filter((l) => l.kind === "node-loop" && !l.marked && l.zmqSignalerCount > 0);
+  const runtimeCandidates = loops.filter(
+    (l) => l.kind === "node-loop" && !l.marked && l.zmqSignalerCount > 0,
+  );
   const runtime = runtimeCandidates.length === 1 ? runtimeCandidates[0] : undefined;
   if (runtime) runtime.label = "runtime thread";
   let zmqTcpTotal = 0;

@@ -52,7 +52,9 @@ export function describePhase(report: DescriptorReport, connectingLabel: string)
       owners: libzmq.filter((l) => l.zmqTcp.length > 0).map((l) => l.threadName ?? `epoll fd ${l.epollFd}`),
       descriptors: tcp,
     },
-    zmqTcpInNodeLoops: report.loops.filter((l) => l.kind === "node-loop").reduce((n, l) => n + l.zmqTcp.length, 0),
+    zmqTcpInNodeLoops: report.loops
+      .filter((l) => l.kind === "node-loop")
+      .reduce((n, l) => n + l.zmqTcp.length, 0),
     zmqTcpTotal: report.zmqTcpTotal,
     loops: report.loops,
   };

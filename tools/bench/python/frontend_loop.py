@@ -1,0 +1,199 @@
+"""Baseline: a Python frontend loop shaped like vLLM's AsyncMPClient + AsyncLLM output path.
+
+One asyncio event loop (zmq.asyncio) does what vLLM's Python frontend does per engine step:
+  process_outputs_socket: recv_multipart(copy=False) -> msgpack decode -> outputs_queue.put_nowait
+  output_handler:         outputs_queue.get() -> per request: collector.put(output)   (RequestOutputCollector)
+  per-request consumer:   await collector.get() -> count tokens
+Decoding uses python3-msgpack (Debian) into plain lists instead of vLLM's msgspec structs; no detokenization.
+
+Input (stdin, JSON): handshakeAddress, requests [[hex frame, ...], ...] (pre-encoded ADD frames without the
+identity), warmupS, measureS, creditFile (replay engine flow control, or null). Output: lines "window-start" / "window-end" when the measurement
+window opens / closes, then one JSON line with the result.
+Requires /usr/bin/python3 with python3-zmq and python3-msgpack; exits 3 when they are missing.
+"""
+
+import asyncio
+import json
+import os
+import struct
+import sys
+import time
+
+try:
+    import msgpack
+    import zmq
+    import zmq.asyncio
+except ImportError as error:  # the bench reports the baseline as skipped
+    print(json.dumps({"skipped": f"missing module: {error.name}"}), flush=True)
+    sys.exit(3)
+
+ENGINE_CORE_DEAD = b"ENGINE_CORE_DEAD"
+
+
+class RequestOutputCollector:
+    """vLLM's per-request collector: one pending slot, merged while nobody reads, and an event."""
+
+    __slots__ = ("output", "ready")
+
+    def __init__(self):
+        self.output = None
+        self.ready = asyncio.Event()
+
+    def put(self, output):
+        if self.output is None:
+            self.output = output
+            self.ready.set()
+        else:
+            # vLLM merges deltas of a slow reader into the pending output
+            self.output[1].extend(output[1])
+            if output[5] is not None:
+                self.output[5] = output[5]
+
+    async def get(self):
+        while self.output is None:
+            await self.ready.wait()
+        output = self.output
+        self.output = None
+        self.ready.clear()
+        return output
+
+
+async def handshake(ctx, address, host="127.0.0.1"):
+    inp = ctx.socket(zmq.ROUTER)
+    out = ctx.socket(zmq.PULL)
+    hs = ctx.socket(zmq.ROUTER)
+    for s in (inp, out, hs):
+        s.setsockopt(zmq.LINGER, 0)
+    inp.setsockopt(zmq.SNDHWM, 0)
+    inp.setsockopt(zmq.RCVHWM, 0)
+    out.setsockopt(zmq.RCVHWM, 0)
+    inp.bind(f"tcp://{host}:0")
+    out.bind(f"tcp://{host}:0")
+    hs.bind(address)
+    in_addr = inp.getsockopt(zmq.LAST_ENDPOINT).decode()
+    out_addr = out.getsockopt(zmq.LAST_ENDPOINT).decode()
+    init = msgpack.packb(
+        {
+            "addresses": {
+                "inputs": [in_addr],
+                "outputs": [out_addr],
+                "coordinator_input": None,
+                "coordinator_output": None,
+                "frontend_stats_publish_address": None,
+            },
+            "parallel_config": {},
+        }
+    )
+    identity, payload = await hs.recv_multipart()
+    if msgpack.unpackb(payload)["status"] != "HELLO":
+        raise RuntimeError("expected HELLO")
+    await hs.send_multipart([identity, init])
+    identity, payload = await hs.recv_multipart()
+    if msgpack.unpackb(payload)["status"] != "READY":
+        raise RuntimeError("expected READY")
+    hs.close()
+    identity, _registration = await inp.recv_multipart()
+    return inp, out, identity
+
+
+async def main():
+    config = json.loads(sys.stdin.read())
+    ctx = zmq.asyncio.Context()
+    inp, out, identity = await handshake(ctx, config["handshakeAddress"])
+    collectors = {}
+    outputs_queue = asyncio.Queue()
+    state = {"counting": False, "tokens": 0, "outputs": 0, "merged": 0, "started": 0}
+    all_flowing = asyncio.Event()
+    stop = asyncio.Event()
+
+    async def process_outputs_socket():
+        while True:
+            frames = await out.recv_multipart(copy=False)
+            if len(frames) == 1 and frames[0].bytes == ENGINE_CORE_DEAD:
+                raise RuntimeError("engine died")
+            outputs = msgpack.unpackb(frames[0].buffer, raw=False, use_list=True)
+            outputs_queue.put_nowait(outputs)
+
+    async def output_handler():
+        while True:
+            outputs = await outputs_queue.get()
+            for output in outputs[1]:
+                collector = collectors.get(output[0])
+                if collector is not None:
+                    collector.put(output)
+
+    credit_fd = os.open(config["creditFile"], os.O_WRONLY) if config.get("creditFile") else None
+    credit = {"delivered": 0, "written": 0}
+    streams = len(config["requests"])
+
+    def publish(tokens):
+        # replay engine flow control: delivered token count as a float64 at offset 0 (see credit.ts)
+        credit["delivered"] += tokens
+        if credit["delivered"] - credit["written"] >= streams:
+            credit["written"] = credit["delivered"]
+            os.pwrite(credit_fd, struct.pack("<d", credit["delivered"]), 0)
+
+    async def consume(request_id):
+        collector = collectors[request_id]
+        first = True
+        while not stop.is_set():
+            output = await collector.get()
+            if first:
+                first = False
+                state["started"] += 1
+                if state["started"] == len(collectors):
+                    all_flowing.set()
+            if credit_fd is not None:
+                publish(len(output[1]))
+            if state["counting"]:
+                n = len(output[1])
+                state["tokens"] += n
+                state["outputs"] += 1
+                if n > 1:
+                    state["merged"] += 1
+            if output[5] is not None:
+                return
+
+    tasks = [asyncio.create_task(process_outputs_socket()), asyncio.create_task(output_handler())]
+    ids = []
+    for frames in config["requests"]:
+        raw = [bytes.fromhex(f) for f in frames]
+        request_id = msgpack.unpackb(raw[1], raw=False)[0]
+        ids.append(request_id)
+        collectors[request_id] = RequestOutputCollector()
+        await inp.send_multipart([identity, *raw])
+    consumers = [asyncio.create_task(consume(i)) for i in ids]
+    await all_flowing.wait()
+    await asyncio.sleep(config["warmupS"])
+    print("window-start", flush=True)
+    t0 = time.perf_counter()
+    state["counting"] = True
+    await asyncio.sleep(config["measureS"])
+    state["counting"] = False
+    t1 = time.perf_counter()
+    print("window-end", flush=True)
+    stop.set()
+    await inp.send_multipart([identity, b"\x01", msgpack.packb(ids)])
+    for t in tasks + consumers:
+        t.cancel()
+    print(
+        json.dumps(
+            {
+                "tokens": state["tokens"],
+                "outputs": state["outputs"],
+                "merged": state["merged"],
+                "windowMs": (t1 - t0) * 1000,
+                "python": sys.version.split()[0],
+                "pyzmq": zmq.__version__,
+                "msgpack": ".".join(map(str, msgpack.version)),
+            }
+        ),
+        flush=True,
+    )
+    inp.close()
+    out.close()
+    ctx.term()
+
+
+if __name__ == "__main__":
+    asyncio.run(main())

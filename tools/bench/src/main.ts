@@ -1,0 +1,226 @@
+#!/usr/bin/env node
+// The benchmark: runs every scenario in its own process and writes bench-results/results.json and
+// bench-results/RESULTS.md. Bounded to a few minutes on 2 cores. `--help` for options.
+import { spawn } from "node:child_process";
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { loadavg } from "node:os";
+import { dirname, join, relative, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { parseArgs } from "node:util";
+import { machineInfo, type Summary } from "@vllm-engine-core/probe";
+import { renderProfile, summarizeProfiles } from "./profile.js";
+import {
+  type BenchDocument,
+  type CodecRow,
+  computeGoals,
+  type EngineKind,
+  type ProbeExtract,
+  renderMarkdown,
+} from "./report.js";
+import type { LatencyResult, OpenStreamsMemory, SlowReaderMemory, ThroughputResult } from "./types.js";
+
+const HELP = `usage: bench [--quick] [--skip-probe] [--profile] [--only throughput,latency,memory] [--out-dir <dir>]
+
+  --quick       shorter windows (1 s) for a smoke run; numbers are noisier
+  --skip-probe  reuse bench-results/probe.json instead of running tools/probe (≈45 s)
+  --profile     also profile the product (replay engine, 1024 streams) with node --cpu-prof
+  --only        run only these sections (the rest is left out of the results)`;
+
+const { values } = parseArgs({
+  options: {
+    quick: { type: "boolean" },
+    "skip-probe": { type: "boolean" },
+    profile: { type: "boolean" },
+    only: { type: "string" },
+    "out-dir": { type: "string" },
+    help: { type: "boolean" },
+  },
+});
+if (values.help) {
+  console.log(HELP);
+  process.exit(0);
+}
+
+const here = dirname(fileURLToPath(import.meta.url));
+const repoRoot = resolve(here, "..", "..", "..");
+const outDir = resolve(values["out-dir"] ?? join(repoRoot, "bench-results"));
+const tmpDir = join(outDir, "tmp");
+mkdirSync(tmpDir, { recursive: true });
+const sections = new Set((values.only ?? "throughput,latency,memory").split(","));
+const measureMs = values.quick ? 1000 : 3000;
+const warmupMs = 500;
+const started = performance.now();
+const loadAvgStart = loadavg();
+
+function log(line: string): void {
+  console.log(`[bench ${((performance.now() - started) / 1000).toFixed(0).padStart(3)} s] ${line}`);
+}
+
+function runNode<T>(args: string[], label: string): Promise<T> {
+  return new Promise((resolveRun, reject) => {
+    const child = spawn(process.execPath, args, { stdio: ["ignore", "pipe", "inherit"] });
+    let stdout = "";
+    child.stdout.setEncoding("utf8").on("data", (d: string) => {
+      stdout += d;
+    });
+    child.once("error", reject);
+    child.once("exit", (code, signal) => {
+      const last = stdout.trim().split("\n").pop();
+      if (code !== 0 || !last) reject(new Error(`${label} failed (exit code ${code}, signal ${signal})`));
+      else resolveRun(JSON.parse(last) as T);
+    });
+  });
+}
+
+function scenario<T>(name: string, config: object, nodeFlags: string[] = []): Promise<T> {
+  return runNode<T>(
+    [...nodeFlags, join(here, "scenario-main.js"), name, JSON.stringify(config)],
+    `scenario ${name}`,
+  );
+}
+
+function gitCommit(): Promise<string | undefined> {
+  return new Promise((resolveCommit) => {
+    const child = spawn("git", ["rev-parse", "--short", "HEAD"], {
+      cwd: repoRoot,
+      stdio: ["ignore", "pipe", "ignore"],
+    });
+    let out = "";
+    child.stdout.on("data", (d) => {
+      out += d;
+    });
+    child.once("error", () => resolveCommit(undefined));
+    child.once("exit", (code) => resolveCommit(code === 0 ? out.trim() : undefined));
+  });
+}
+
+function readCodec(): BenchDocument["codec"] {
+  const file = join(repoRoot, "packages", "protocol", "bench", "results.json");
+  if (!existsSync(file))
+    return {
+      missing:
+        "packages/protocol/bench/results.json not found: run `pnpm bench` (it runs the codec bench first).",
+    };
+  const data = JSON.parse(readFileSync(file, "utf8")) as { date?: string; rows?: CodecRow[] };
+  return { source: relative(repoRoot, file), date: data.date, rows: data.rows ?? [] };
+}
+
+async function runProbe(): Promise<BenchDocument["probe"]> {
+  const file = join(outDir, "probe.json");
+  if (!values["skip-probe"]) {
+    log("probe: blocked-caller delay and descriptor ownership (tools/probe)");
+    const probeMain = join(repoRoot, "tools", "probe", "dist", "main.js");
+    await new Promise<void>((resolveProbe, reject) => {
+      const child = spawn(process.execPath, [probeMain, "--out", file], { stdio: "inherit" });
+      child.once("error", reject);
+      child.once("exit", (code) =>
+        code === 0 ? resolveProbe() : reject(new Error(`tools/probe failed (exit ${code})`)),
+      );
+    });
+  }
+  if (!existsSync(file))
+    return {
+      missing: "bench-results/probe.json not found: run `pnpm probe` (or the bench without --skip-probe).",
+    };
+  const probe = JSON.parse(readFileSync(file, "utf8")) as ProbeExtract;
+  return { generatedAt: probe.generatedAt, rows: probe.rows, goal: probe.goal };
+}
+
+const commit = await gitCommit();
+log(
+  `machine: ${JSON.stringify(machineInfo())}, load average ${loadAvgStart.map((l) => l.toFixed(2)).join(" ")}`,
+);
+if (loadAvgStart[0]! > 0.5)
+  log("warning: the machine is not idle (1-min load average > 0.5); figures will be noisier");
+
+const probe = await runProbe();
+log("floor: bare libzmq hop between two processes");
+const floor = await scenario<Summary>("floor", { intervalMs: 10, warmupMs, measureMs });
+
+const throughput: (ThroughputResult & { engine: EngineKind })[] = [];
+if (sections.has("throughput")) {
+  for (const streams of [256, 1024]) {
+    const recording = join(tmpDir, `recording-${streams}.bin`);
+    log(`recording ${streams}-output mock-engine messages for the replay engine`);
+    await scenario("record", { streams, messages: 64, out: recording });
+    for (const engine of ["replay", "mock"] as const) {
+      for (const runner of ["ceiling", "product", "python"] as const) {
+        log(`throughput: ${runner}, ${streams} streams, ${engine} engine`);
+        const config = { streams, warmupMs, measureMs, ...(engine === "replay" ? { recording } : {}) };
+        const result = await scenario<ThroughputResult>(`throughput-${runner}`, config);
+        if (result.skipped) log(`  skipped: ${result.skipped}`);
+        else log(`  ${(result.outputsPerSec / 1e6).toFixed(3)} M outputs/s`);
+        throughput.push({ ...result, engine });
+      }
+    }
+  }
+}
+
+const latency: LatencyResult[] = [];
+if (sections.has("latency")) {
+  const stepMs = 10;
+  for (const streams of [1, 256, 1024]) {
+    for (const caller of ["idle", "busy"] as const) {
+      log(`latency: product, ${streams} streams, ${caller} caller`);
+      latency.push(
+        await scenario<LatencyResult>("latency-product", { streams, stepMs, caller, warmupMs, measureMs }),
+      );
+    }
+    log(`latency: direct (single thread), ${streams} streams`);
+    latency.push(await scenario<LatencyResult>("latency-direct", { streams, stepMs, warmupMs, measureMs }));
+  }
+}
+
+let openStreams: OpenStreamsMemory | undefined;
+let slowReader: SlowReaderMemory | undefined;
+if (sections.has("memory")) {
+  log("memory: 10,000 open streams");
+  openStreams = await scenario<OpenStreamsMemory>("memory-open-streams", {
+    streams: 10_000,
+    stepMs: 100,
+    settleMs: 2000,
+  });
+  log("memory: one slow reader under full load");
+  slowReader = await scenario<SlowReaderMemory>("memory-slow-reader", {
+    streams: 256,
+    slowReadEveryMs: 100,
+    durationMs: values.quick ? 3000 : 10_000,
+  });
+}
+
+let profile: BenchDocument["profile"];
+if (values.profile) {
+  const profileDir = join(tmpDir, "profiles");
+  rmSync(profileDir, { recursive: true, force: true });
+  const recording = join(tmpDir, "recording-1024.bin");
+  if (!existsSync(recording)) await scenario("record", { streams: 1024, messages: 64, out: recording });
+  log(`profile: product, replay engine, 1024 streams (node --cpu-prof → ${relative(repoRoot, profileDir)})`);
+  await scenario("throughput-product", { streams: 1024, warmupMs, measureMs, recording }, [
+    "--cpu-prof",
+    `--cpu-prof-dir=${profileDir}`,
+  ]);
+  // The runtime and consumer threads do the work; the main thread and the replay engine only set up.
+  profile = summarizeProfiles([profileDir], 15).filter((p) => p.thread !== "other");
+  for (const p of profile) console.log(renderProfile(p));
+}
+
+const base = {
+  tool: "@vllm-engine-core/bench" as const,
+  command: "pnpm bench",
+  generatedAt: new Date().toISOString(),
+  commit,
+  machine: { ...machineInfo(), loadAvgStart, loadAvgEnd: loadavg() },
+  durationS: (performance.now() - started) / 1000,
+  codec: readCodec(),
+  probe,
+  floor,
+  throughput,
+  latency,
+  memory: { openStreams, slowReader },
+};
+const doc: BenchDocument = { ...base, goals: computeGoals(base), profile };
+writeFileSync(join(outDir, "results.json"), `${JSON.stringify(doc, null, 2)}\n`);
+const markdown = renderMarkdown(doc);
+writeFileSync(join(outDir, "RESULTS.md"), markdown);
+console.log(`\n${markdown.slice(markdown.indexOf("## Goals"), markdown.indexOf("## 1."))}`);
+log(`wrote ${relative(repoRoot, join(outDir, "RESULTS.md"))} and results.json`);

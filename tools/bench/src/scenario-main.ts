@@ -1,0 +1,35 @@
+#!/usr/bin/env node
+// Runs one scenario in a fresh process (clean heap, threads and sockets) and prints its result as one
+// JSON line on stdout. Used by main.ts; also handy alone:
+//   node dist/scenario-main.js throughput-product '{"streams":256,"warmupMs":500,"measureMs":3000}'
+import { measureFloor } from "@vllm-engine-core/probe";
+import { ceilingThroughput, directLatency } from "./scenarios/direct.js";
+import { recordLoad } from "./scenarios/load-engine.js";
+import {
+  productLatency,
+  productOpenStreams,
+  productSlowReader,
+  productThroughput,
+} from "./scenarios/product.js";
+import { pythonThroughput } from "./scenarios/python.js";
+
+// biome-ignore lint/suspicious/noExplicitAny: configs are checked by each scenario's own parameter type
+const SCENARIOS: Record<string, (config: any) => Promise<unknown>> = {
+  "throughput-product": productThroughput,
+  "throughput-ceiling": ceilingThroughput,
+  "throughput-python": pythonThroughput,
+  "latency-product": productLatency,
+  "latency-direct": directLatency,
+  "memory-open-streams": productOpenStreams,
+  "memory-slow-reader": productSlowReader,
+  floor: measureFloor,
+  record: recordLoad,
+};
+
+const [name, config] = process.argv.slice(2);
+const scenario = name === undefined ? undefined : SCENARIOS[name];
+if (scenario === undefined) {
+  throw new Error(`usage: scenario-main <${Object.keys(SCENARIOS).join("|")}> '<json config>'`);
+}
+const result = await scenario(JSON.parse(config ?? "{}"));
+process.stdout.write(`${JSON.stringify(result)}\n`);

@@ -1,0 +1,179 @@
+// Scenarios for the product: the caller connects (sockets on the runtime thread), a consumer thread
+// attaches with the handle and runs the streams.
+import { EngineCoreClient } from "@vllm-engine-core/client";
+import { spinFor, type ThreadMarker } from "@vllm-engine-core/probe";
+import { ConsumerThread } from "../consumer-thread.js";
+import type { LatencyResult, OpenStreamsMemory, SlowReaderMemory, ThroughputResult } from "../types.js";
+import { CpuWindow, labelThreads } from "./engine.js";
+import {
+  type EngineSpec,
+  engineSpecFor,
+  type LoadEngine,
+  startLoadEngine,
+  type ThroughputOptions,
+} from "./load-engine.js";
+
+interface Product {
+  client: EngineCoreClient;
+  consumer: ConsumerThread;
+  cpu: CpuWindow;
+  engine: LoadEngine;
+}
+
+async function withProduct<T>(spec: EngineSpec | number, fn: (p: Product) => Promise<T>): Promise<T> {
+  const engine = await startLoadEngine(typeof spec === "number" ? { kind: "mock", stepMs: spec } : spec);
+  const consumer = new ConsumerThread();
+  let client: EngineCoreClient | undefined;
+  try {
+    const { fd } = await consumer.expect("marker");
+    client = await EngineCoreClient.connect({
+      transport: {
+        mode: "handshake-owner",
+        handshakeAddress: engine.handshakeAddress,
+        readyTimeoutMs: 20_000,
+      },
+    });
+    consumer.send({ type: "attach", handle: client.handle });
+    await consumer.expect("attached");
+    const markers: ThreadMarker[] = fd === undefined ? [] : [{ label: "consumer thread", markerFd: fd }];
+    const labels = await labelThreads(markers);
+    return await fn({ client, consumer, engine, cpu: new CpuWindow(engine.pid, process.pid, labels) });
+  } finally {
+    await consumer.close();
+    await client?.shutdown();
+    await engine.stop();
+  }
+}
+
+const HUGE = 100_000_000;
+
+export function productThroughput(o: ThroughputOptions): Promise<ThroughputResult> {
+  return withProduct(engineSpecFor(o), async ({ consumer, cpu, engine }) => {
+    consumer.onPhase = (phase) => {
+      if (phase === "measuring") cpu.start();
+      if (phase === "done") cpu.stop();
+    };
+    const run = {
+      kind: "throughput" as const,
+      streams: o.streams,
+      maxTokens: HUGE,
+      warmupMs: o.warmupMs,
+      measureMs: o.measureMs,
+    };
+    consumer.send({ type: "run", run: engine.creditFile ? { ...run, creditFile: engine.creditFile } : run });
+    const { outcome } = await consumer.expect("throughput");
+    return {
+      runner: "product",
+      streams: o.streams,
+      outputsPerSec: (outcome.tokens * 1000) / outcome.windowMs,
+      tokens: outcome.tokens,
+      merged: outcome.merged,
+      windowMs: outcome.windowMs,
+      cpu: cpu.report,
+    };
+  });
+}
+
+export function productLatency(o: {
+  streams: number;
+  stepMs: number;
+  caller: "idle" | "busy";
+  warmupMs: number;
+  measureMs: number;
+}): Promise<LatencyResult> {
+  return withProduct(o.stepMs, async ({ consumer, cpu }) => {
+    let warm: () => void = () => undefined;
+    const flowing = new Promise<void>((resolve) => {
+      warm = resolve;
+    });
+    consumer.onPhase = (phase) => {
+      if (phase === "warmup") warm();
+      if (o.caller === "idle" && phase === "measuring") cpu.start();
+      if (o.caller === "idle" && phase === "done") cpu.stop();
+    };
+    consumer.send({
+      type: "run",
+      run: {
+        kind: "latency",
+        streams: o.streams,
+        maxTokens: HUGE,
+        warmupMs: o.warmupMs,
+        measureMs: o.measureMs,
+      },
+    });
+    if (o.caller === "busy") {
+      await flowing;
+      // The caller spins through warm-up and window (its loop cannot even see the consumer's messages).
+      cpu.start();
+      spinFor(o.warmupMs + o.measureMs + 100);
+      cpu.stop();
+    }
+    const { outcome } = await consumer.expect("latency");
+    return {
+      runner: "product",
+      streams: o.streams,
+      caller: o.caller,
+      stepMs: o.stepMs,
+      ...outcome,
+      cpu: cpu.report,
+    };
+  });
+}
+
+export function productOpenStreams(o: {
+  streams: number;
+  stepMs: number;
+  settleMs: number;
+}): Promise<OpenStreamsMemory> {
+  return withProduct(o.stepMs, async ({ consumer }) => {
+    consumer.send({
+      type: "run",
+      run: { kind: "open-streams", streams: o.streams, maxTokens: HUGE, settleMs: o.settleMs },
+    });
+    const before = await consumer.expect("memory");
+    const mainBefore = process.memoryUsage();
+    const after = await consumer.expect("memory");
+    const mainAfter = process.memoryUsage();
+    return {
+      streams: o.streams,
+      stepMs: o.stepMs,
+      baseline: {
+        rss: mainBefore.rss,
+        mainHeapUsed: mainBefore.heapUsed,
+        consumerHeapUsed: before.usage.heapUsed,
+      },
+      open: { rss: mainAfter.rss, mainHeapUsed: mainAfter.heapUsed, consumerHeapUsed: after.usage.heapUsed },
+    };
+  });
+}
+
+export function productSlowReader(o: {
+  streams: number;
+  slowReadEveryMs: number;
+  durationMs: number;
+}): Promise<SlowReaderMemory> {
+  return withProduct(0, async ({ consumer }) => {
+    consumer.send({
+      type: "run",
+      run: {
+        kind: "slow-reader",
+        streams: o.streams,
+        maxTokens: HUGE,
+        slowReadEveryMs: o.slowReadEveryMs,
+        durationMs: o.durationMs,
+      },
+    });
+    const { outcome } = await consumer.expect("slow-reader");
+    return {
+      fastStreams: o.streams,
+      slowReadEveryMs: o.slowReadEveryMs,
+      durationMs: o.durationMs,
+      samples: outcome.samples,
+      rssStart: outcome.samples[0]?.rss ?? Number.NaN,
+      rssEnd: outcome.samples.at(-1)?.rss ?? Number.NaN,
+      slowBufferedTokens: outcome.slowBufferedTokens,
+      slowTokens: outcome.slowTokens,
+      fastTokens: outcome.fastTokens,
+    };
+  });
+}

@@ -1,0 +1,64 @@
+// Result shapes of the bench scenarios (what results.json holds).
+import type { Summary } from "@vllm-engine-core/probe";
+import type { MemoryUsage } from "./consumer-protocol.js";
+
+export interface ThreadCpu {
+  label: string;
+  tid: number;
+  /** 1.0 = one core fully busy. */
+  cpu: number;
+}
+
+export interface CpuReport {
+  /** The mock engine process. */
+  engine: number | undefined;
+  /** The process running the frontend (all its threads). */
+  frontend: number | undefined;
+  /** Busiest threads of the frontend process (Node frontends only). */
+  threads: ThreadCpu[];
+}
+
+export type Runner = "product" | "ceiling" | "python";
+
+export interface ThroughputResult {
+  runner: Runner;
+  streams: number;
+  /** Delivered outputs per second: per-request per-step deltas (1 token each) that reached a consumer. */
+  outputsPerSec: number;
+  tokens: number;
+  /** Deliveries that carried more than one step's tokens (merged while unread). */
+  merged: number;
+  windowMs: number;
+  cpu: CpuReport | undefined;
+  skipped?: string;
+  notes?: string[];
+}
+
+export interface LatencyResult {
+  runner: "product" | "direct";
+  streams: number;
+  caller: "idle" | "busy";
+  stepMs: number;
+  delay: Summary;
+  merged: number;
+  cpu: CpuReport | undefined;
+}
+
+export interface OpenStreamsMemory {
+  streams: number;
+  stepMs: number;
+  baseline: { rss: number; mainHeapUsed: number; consumerHeapUsed: number };
+  open: { rss: number; mainHeapUsed: number; consumerHeapUsed: number };
+}
+
+export interface SlowReaderMemory {
+  fastStreams: number;
+  slowReadEveryMs: number;
+  durationMs: number;
+  samples: MemoryUsage[];
+  rssStart: number;
+  rssEnd: number;
+  slowBufferedTokens: number;
+  slowTokens: number;
+  fastTokens: number;
+}

@@ -1,0 +1,133 @@
+import { summarize } from "@vllm-engine-core/probe";
+import { describe, expect, it } from "vitest";
+import { type BenchDocument, computeGoals, renderMarkdown } from "../src/report.js";
+import type { ThroughputResult } from "../src/types.js";
+
+function tp(
+  engine: "mock" | "replay",
+  runner: ThroughputResult["runner"],
+  streams: number,
+  rate: number,
+  skipped?: string,
+) {
+  return {
+    engine,
+    runner,
+    streams,
+    outputsPerSec: rate,
+    tokens: 1,
+    merged: 0,
+    windowMs: 3000,
+    cpu: undefined,
+    ...(skipped ? { skipped } : {}),
+  };
+}
+
+function doc(): Omit<BenchDocument, "goals" | "profile"> {
+  return {
+    tool: "@vllm-engine-core/bench",
+    command: "pnpm bench",
+    generatedAt: "2026-01-01T00:00:00.000Z",
+    commit: "abc1234",
+    machine: {
+      cpuModel: "CPU",
+      cores: 2,
+      node: "v20",
+      os: "Linux",
+      memoryGiB: 8,
+      loadAvgStart: [0.1, 0.1, 0.1],
+      loadAvgEnd: [1, 1, 1],
+    },
+    durationS: 100,
+    codec: { missing: "no codec results" },
+    probe: {
+      generatedAt: "2026-01-01T00:00:00.000Z",
+      rows: [{ measurement: "m", before: "2", after: "0" }],
+      goal: { measuredMs: 0.5, met: true, floorP99Ms: 0.4, limitMs: 1 },
+    },
+    floor: summarize([0.1, 0.2, 0.3]),
+    throughput: [
+      tp("replay", "ceiling", 256, 1_000_000),
+      tp("replay", "product", 256, 900_000),
+      tp("replay", "python", 256, 300_000),
+      tp("replay", "ceiling", 1024, 2_000_000),
+      tp("replay", "product", 1024, 1_500_000),
+      tp("replay", "python", 1024, 400_000),
+      tp("mock", "ceiling", 256, 600_000),
+      tp("mock", "product", 256, 600_000),
+      tp("mock", "ceiling", 1024, 500_000),
+      tp("mock", "product", 1024, 500_000),
+      tp("mock", "python", 1024, Number.NaN, "missing module: zmq"),
+    ],
+    latency: [
+      {
+        runner: "product",
+        streams: 256,
+        caller: "idle",
+        stepMs: 10,
+        delay: summarize([0.15, 0.18, 0.9]),
+        merged: 0,
+        cpu: undefined,
+      },
+    ],
+    memory: { openStreams: undefined, slowReader: undefined },
+  };
+}
+
+describe("computeGoals", () => {
+  const goals = computeGoals(doc());
+  const byGoal = (text: string) => goals.find((g) => g.goal.startsWith(text))!;
+
+  it("judges the ceiling ratio against 0.8 and the Python ratio against 3", () => {
+    const ceiling256 = goals.find((g) => g.goal.includes("ceiling, 256") && g.goal.includes("replay"))!;
+    expect(ceiling256.met).toBe(true); // 0.9 ≥ 0.8
+    expect(ceiling256.ratio).toBeCloseTo(0.9 / 0.8);
+    const ceiling1024 = goals.find((g) => g.goal.includes("ceiling, 1024") && g.goal.includes("replay"))!;
+    expect(ceiling1024.met).toBe(false); // 0.75 < 0.8
+    const python = goals.find((g) => g.goal.includes("Python") && g.goal.includes("replay"))!;
+    expect(python.measured).toContain("3.75×");
+    expect(python.met).toBe(true);
+  });
+
+  it("reports a skipped baseline as not measured, with the reason", () => {
+    const python = goals.find((g) => g.goal.includes("Python") && g.goal.includes("mock"))!;
+    expect(python).toMatchObject({
+      met: null,
+      ratio: null,
+      measured: "Python baseline skipped",
+      note: "missing module: zmq",
+    });
+  });
+
+  it("takes the blocked-caller goal from the probe and the latency goals from the 256-stream idle run", () => {
+    expect(byGoal("blocked caller")).toMatchObject({ met: true, measured: "500 µs" });
+    expect(byGoal("engine → consumer p50")).toMatchObject({ met: true, measured: "180 µs" }); // p50 of 3 samples
+    expect(byGoal("engine → consumer p99")).toMatchObject({ met: true, measured: "900 µs" });
+  });
+
+  it("says why a goal could not be measured when the probe did not run", () => {
+    const g = computeGoals({ ...doc(), probe: { missing: "run pnpm probe" } });
+    expect(g[0]).toMatchObject({ met: null, note: "run pnpm probe" });
+  });
+});
+
+describe("renderMarkdown", () => {
+  it("has the command, the machine, the goal table and every section", () => {
+    const d = doc();
+    const md = renderMarkdown({ ...d, goals: computeGoals(d), profile: undefined });
+    expect(md).toContain("Reproduce: `pnpm bench`");
+    expect(md).toContain("CPU, 2 cores, 8 GiB, Linux, Node v20");
+    for (const section of [
+      "## Goals",
+      "## 1. Codec",
+      "## 2. End to end",
+      "## 3. Latency",
+      "## 4. Baseline",
+      "## 5. Memory",
+    ]) {
+      expect(md).toContain(section);
+    }
+    expect(md).toContain("**missed**");
+    expect(md).toContain("no codec results");
+  });
+});
