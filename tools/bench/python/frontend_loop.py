@@ -124,12 +124,12 @@ async def main():
 
     credit_fd = os.open(config["creditFile"], os.O_WRONLY) if config.get("creditFile") else None
     credit = {"delivered": 0, "written": 0}
-    streams = len(config["requests"])
+    publish_every = 4 * len(config["requests"])  # CREDIT_STEPS engine steps' worth, like the Node consumers
 
     def publish(tokens):
         # replay engine flow control: delivered token count as a float64 at offset 0 (see credit.ts)
         credit["delivered"] += tokens
-        if credit["delivered"] - credit["written"] >= streams:
+        if credit["delivered"] - credit["written"] >= publish_every:
             credit["written"] = credit["delivered"]
             os.pwrite(credit_fd, struct.pack("<d", credit["delivered"]), 0)
 

@@ -13,7 +13,7 @@ import {
   wallNowMs,
 } from "@vllm-engine-core/probe";
 import type { ConsumerRun, FromConsumer, MemoryUsage, ToConsumer } from "./consumer-protocol.js";
-import { CreditWriter } from "./replay/credit.js";
+import { CREDIT_STEPS, CreditWriter } from "./replay/credit.js";
 import { MeasureWindow } from "./window.js";
 
 if (parentPort === null) throw new Error("consumer-worker.js must run as a worker thread");
@@ -24,7 +24,9 @@ const marker = await createThreadMarker();
 let client: EngineCoreClient | undefined;
 let runCounter = 0;
 
+/** Memory of this thread's heap (and the process RSS), after a full GC when the process runs with --expose-gc. */
 function memoryUsage(): MemoryUsage {
+  (globalThis as { gc?: () => void }).gc?.();
   const m = process.memoryUsage();
   return {
     rss: m.rss,
@@ -51,7 +53,9 @@ async function windowed(run: Extract<ConsumerRun, { kind: "throughput" | "latenc
       ? streamRequestIds("load", run.streams)
       : streamRequestIds(`${run.kind}-${++runCounter}`, run.streams);
   const credit =
-    run.kind === "throughput" && run.creditFile ? new CreditWriter(run.creditFile, run.streams) : undefined;
+    run.kind === "throughput" && run.creditFile
+      ? new CreditWriter(run.creditFile, CREDIT_STEPS * run.streams)
+      : undefined;
   let closeWindow: () => void = () => undefined;
   const closed = new Promise<void>((resolve) => {
     closeWindow = resolve;

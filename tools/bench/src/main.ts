@@ -181,11 +181,11 @@ if (sections.has("memory")) {
     settleMs: 2000,
   });
   log("memory: one slow reader under full load");
-  slowReader = await scenario<SlowReaderMemory>("memory-slow-reader", {
-    streams: 256,
-    slowReadEveryMs: 100,
-    durationMs: values.quick ? 3000 : 10_000,
-  });
+  slowReader = await scenario<SlowReaderMemory>(
+    "memory-slow-reader",
+    { streams: 256, slowReadEveryMs: 100, durationMs: values.quick ? 3000 : 10_000 },
+    ["--expose-gc"],
+  );
 }
 
 let profile: BenchDocument["profile"];

@@ -4,6 +4,9 @@
 // the replay engine keeps at most `window` messages beyond that in flight.
 import { closeSync, openSync, readSync, writeSync } from "node:fs";
 
+/** Consumers publish once per this many engine steps' worth of tokens (a pwrite each; cheap, not free). */
+export const CREDIT_STEPS = 4;
+
 export class CreditWriter {
   readonly #fd: number;
   readonly #buf = Buffer.alloc(8);

@@ -12,7 +12,7 @@ import {
 } from "@vllm-engine-core/probe";
 import type { EngineCoreOutput } from "@vllm-engine-core/protocol";
 import { AsyncQueue } from "../queue.js";
-import { CreditWriter } from "../replay/credit.js";
+import { CREDIT_STEPS, CreditWriter } from "../replay/credit.js";
 import type { LatencyResult, ThroughputResult } from "../types.js";
 import { MeasureWindow } from "../window.js";
 import { CpuWindow, labelThreads } from "./engine.js";
@@ -39,7 +39,9 @@ async function runDirect(
 ): Promise<{ windowMs: number; cpu: CpuWindow }> {
   const engine = await startLoadEngine(o.engine);
   let frontend: DirectFrontend | undefined;
-  const credit = engine.creditFile ? new CreditWriter(engine.creditFile, o.streams) : undefined;
+  const credit = engine.creditFile
+    ? new CreditWriter(engine.creditFile, CREDIT_STEPS * o.streams)
+    : undefined;
   try {
     frontend = await DirectFrontend.connect({ handshakeAddress: engine.handshakeAddress });
     const cpu = new CpuWindow(engine.pid, process.pid, await labelThreads([], 1));

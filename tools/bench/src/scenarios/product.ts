@@ -130,9 +130,12 @@ export function productOpenStreams(o: {
       type: "run",
       run: { kind: "open-streams", streams: o.streams, maxTokens: HUGE, settleMs: o.settleMs },
     });
+    const gc = () => (globalThis as { gc?: () => void }).gc?.();
     const before = await consumer.expect("memory");
+    gc();
     const mainBefore = process.memoryUsage();
     const after = await consumer.expect("memory");
+    gc();
     const mainAfter = process.memoryUsage();
     return {
       streams: o.streams,
