@@ -120,15 +120,23 @@ export class TestThread {
   readonly exited: Promise<number>;
 
   constructor(options: { env?: Record<string, string> } = {}) {
-    this.worker = new Worker(
-      fixture("thread.mjs"),
-      options.env ? { env: { ...process.env, ...options.env } } : {},
-    );
-    let markReady!: () => void;
-    this.ready = new Promise((resolve) => {
-      markReady = resolve;
+    // Like an application thread: plain Node resolution to the built packages (the test process itself runs
+    // with the source-first export condition, which a JS worker must not inherit).
+    this.worker = new Worker(fixture("thread.mjs"), {
+      execArgv: [],
+      ...(options.env ? { env: { ...process.env, ...options.env } } : {}),
     });
+    let markReady!: () => void;
+    let failReady!: (error: Error) => void;
+    this.ready = new Promise((resolve, reject) => {
+      markReady = resolve;
+      failReady = reject;
+    });
+    this.ready.catch(() => {});
     this.exited = new Promise((resolve) => this.worker.once("exit", resolve));
+    this.worker.once("exit", (code) =>
+      failReady(new Error(`test thread exited with code ${code} before it was ready`)),
+    );
     this.worker.on(
       "message",
       (message: { ready?: true; id: number; ok: boolean; value: unknown; error: ThreadError }) => {
@@ -143,6 +151,7 @@ export class TestThread {
       },
     );
     this.worker.on("error", (error) => {
+      failReady(error);
       for (const call of this.pending.values()) call.reject(error);
     });
   }

@@ -114,7 +114,9 @@ export class RuntimeSupervisor {
       exitFlag,
       testHooks: process.env.VLLM_ENGINE_CORE_TEST_HOOKS === "1",
     };
-    const worker = new Worker(runtimeWorkerUrl(), { workerData });
+    // The bundle needs no loader or resolution flags; inheriting the caller's (tsx, test runners, custom
+    // conditions) would only slow the start down or change how zeromq resolves.
+    const worker = new Worker(runtimeWorkerUrl(), { workerData, execArgv: [] });
     let markReady!: () => void;
     let failReady!: (error: Error) => void;
     const ready = new Promise<void>((resolve, reject) => {
