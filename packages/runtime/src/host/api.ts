@@ -1,13 +1,13 @@
 // openConnection / attachConnection: the host API any thread calls. Nothing here touches a socket: the
 // connect itself (binds, handshakes, registrations) and every loop run on the runtime worker.
-import { ClientClosedError } from "@vllm-engine-core/protocol";
+import { ClientClosedError, deserializeError } from "@vllm-engine-core/protocol";
 import type { RuntimeConnectConfig } from "../config.js";
 import type { AttachResult } from "../messages.js";
 import { CANCEL_CONFIRM_TIMEOUT_MS, RETIRING_RETRIES } from "../timing.js";
 import type { ConnectionHandle, RuntimeConnection } from "../types.js";
 import { ThreadConnection } from "./connection.js";
 import { isRetiring, linkTo, type RuntimeLink } from "./link.js";
-import { ensureRuntime } from "./locate.js";
+import { ensureRuntime, locateRuntime } from "./locate.js";
 
 /** This thread's live connections, so attaching twice returns the same object. */
 const connections = new Map<string, ThreadConnection>();
@@ -51,6 +51,12 @@ export async function attachConnection(handle: ConnectionHandle): Promise<Runtim
   const existing = connections.get(connectionId);
   if (existing !== undefined && !existing.closed) return existing;
   const gen = connectionId.slice(0, connectionId.indexOf(":"));
+  // Fail fast on a runtime that already ended instead of waiting for a welcome that never comes.
+  const where = await locateRuntime(gen);
+  if (!where.alive) {
+    if (where.fate.kind === "crashed") throw deserializeError(where.fate.error);
+    throw new ClientClosedError({ detail: "the connection was shut down" });
+  }
   try {
     const link = await linkTo(gen);
     const attached = (await link.call({ t: "attach", connectionId }).result) as AttachResult;
