@@ -3,6 +3,7 @@ import { expectedTokens, type MockEngineProcess } from "@vllm-engine-core/mock-e
 import {
   ClientClosedError,
   DuplicateRequestIdError,
+  EngineDeadError,
   FinishReason,
   Float64,
   InvalidDataParallelRankError,
@@ -178,6 +179,57 @@ describe("connection on one thread", () => {
     await engines[0]!.waitForEvent((e) => e.event === "utility" && e.method === "echo", 5_000);
     const failed = await conn.callUtility("no_such_method", []);
     expect(failed.every((r) => typeof r.output.failureMessage === "string")).toBe(true);
+  });
+
+  it("an engine that dies fails only its own requests; the other engine keeps serving", async () => {
+    const handshakeAddress = ipcAddress("dead");
+    engines = await startEngines(handshakeAddress, [
+      { engineIndices: [0], stepMs: 5 },
+      { engineIndices: [1], stepMs: 5, faults: { crashAfterSteps: 20 } },
+    ]);
+    connection = await openConnection({
+      transport: { mode: "handshake-owner", handshakeAddress, engineCount: 2, readyTimeoutMs: 20_000 },
+    });
+    const conn = connection;
+    const health: Error[] = [];
+    conn.onHealthChange((e) => health.push(e));
+    const survivor = collector();
+    const victim = collector();
+    await conn.submit(request("on-0", 150, { dataParallelRank: 0 }), survivor.sink);
+    await conn.submit(request("on-1", 100_000, { dataParallelRank: 1 }), victim.sink);
+
+    const failed = await withTimeout(victim.done, 15_000, "victim failure");
+    expect(failed.error).toBeInstanceOf(EngineDeadError);
+    expect(failed.error).toMatchObject({ code: "ENGINE_DEAD", engineIndex: 1 });
+    expect(conn.healthError).toBe(health[0]);
+    expect(health).toHaveLength(1);
+    expect(health[0]).toBeInstanceOf(EngineDeadError);
+
+    const done = await withTimeout(survivor.done, 15_000, "survivor");
+    expect(done.error).toBeUndefined();
+    expect(done.tokens).toEqual(expectedTokens("on-0", PROMPT, 150));
+    await expect(
+      conn.submit(request("to-dead", 1, { dataParallelRank: 1 }), collector().sink),
+    ).rejects.toBeInstanceOf(EngineDeadError);
+    const rerouted = collector();
+    expect((await conn.submit(request("rerouted", 2), rerouted.sink)).engineIndex).toBe(0);
+    expect((await withTimeout(rerouted.done, 10_000, "rerouted")).tokens).toHaveLength(2);
+    await expect(conn.callUtility("engine_index", [])).rejects.toBeInstanceOf(EngineDeadError);
+  });
+
+  it("ENGINE_CORE_DEAD from the only engine fails its requests with EngineDeadError", async () => {
+    const handshakeAddress = ipcAddress("sentinel");
+    engines = await startEngines(handshakeAddress, [
+      { engineIndices: [0], stepMs: 5, faults: { deadSentinelAfterSteps: 10 } },
+    ]);
+    connection = await openConnection({
+      transport: { mode: "handshake-owner", handshakeAddress, readyTimeoutMs: 20_000 },
+    });
+    const victim = collector();
+    await connection.submit(request("sentinel", 100_000), victim.sink);
+    const failed = await withTimeout(victim.done, 15_000, "failure");
+    expect(failed.error).toMatchObject({ name: "EngineDeadError", engineIndex: 0 });
+    expect(connection.healthError).toMatchObject({ name: "EngineDeadError", engineIndex: 0 });
   });
 
   it("shutdown fails live streams with ClientClosedError and closes the connection", async () => {
