@@ -15,6 +15,7 @@ Requires /usr/bin/python3 with python3-zmq and python3-msgpack; exits 3 when the
 import asyncio
 import json
 import os
+import resource
 import struct
 import sys
 import time
@@ -28,6 +29,18 @@ except ImportError as error:  # the bench reports the baseline as skipped
     sys.exit(3)
 
 ENGINE_CORE_DEAD = b"ENGINE_CORE_DEAD"
+CHUNK_SIZE = 128  # vLLM's VLLM_V1_OUTPUT_PROC_CHUNK_SIZE default
+QUEUE_BOUND = 64  # messages; above the replay engine's credit window (32)
+FLOWING_TIMEOUT_S = 30
+MEMORY_LIMIT_BYTES = 4 << 30  # a runaway queue must fail here, not swap the machine
+
+
+async def exit_with_parent():
+    """The bench may be killed; never outlive it."""
+    parent = os.getppid()
+    while os.getppid() == parent:
+        await asyncio.sleep(0.5)
+    os._exit(5)
 
 
 class RequestOutputCollector:
@@ -97,11 +110,13 @@ async def handshake(ctx, address, host="127.0.0.1"):
 
 
 async def main():
+    resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT_BYTES, MEMORY_LIMIT_BYTES))
     config = json.loads(sys.stdin.read())
+    watchdog = asyncio.create_task(exit_with_parent())
     ctx = zmq.asyncio.Context()
     inp, out, identity = await handshake(ctx, config["handshakeAddress"])
     collectors = {}
-    outputs_queue = asyncio.Queue()
+    outputs_queue = asyncio.Queue(maxsize=QUEUE_BOUND)
     state = {"counting": False, "tokens": 0, "outputs": 0, "merged": 0, "started": 0}
     all_flowing = asyncio.Event()
     stop = asyncio.Event()
@@ -112,15 +127,25 @@ async def main():
             if len(frames) == 1 and frames[0].bytes == ENGINE_CORE_DEAD:
                 raise RuntimeError("engine died")
             outputs = msgpack.unpackb(frames[0].buffer, raw=False, use_list=True)
-            outputs_queue.put_nowait(outputs)
+            # vLLM does outputs_queue.put_nowait() on an unbounded queue. Awaiting recv_multipart() does not
+            # suspend while messages are queued, so against an engine that never pauses (the mock at full
+            # load) that task would starve every other task and grow the queue without bound. The queue is
+            # therefore bounded at QUEUE_BOUND messages; the replay engine keeps fewer in flight, so there
+            # this is exactly vLLM's loop.
+            await outputs_queue.put(outputs)
 
     async def output_handler():
         while True:
             outputs = await outputs_queue.get()
-            for output in outputs[1]:
-                collector = collectors.get(output[0])
-                if collector is not None:
-                    collector.put(output)
+            batch = outputs[1]
+            # Like AsyncLLM.output_handler: chunks of VLLM_V1_OUTPUT_PROC_CHUNK_SIZE, yielding in between.
+            for start in range(0, len(batch), CHUNK_SIZE):
+                for output in batch[start : start + CHUNK_SIZE]:
+                    collector = collectors.get(output[0])
+                    if collector is not None:
+                        collector.put(output)
+                if start + CHUNK_SIZE < len(batch):
+                    await asyncio.sleep(0)
 
     credit_fd = os.open(config["creditFile"], os.O_WRONLY) if config.get("creditFile") else None
     credit = {"delivered": 0, "written": 0}
@@ -163,7 +188,11 @@ async def main():
         collectors[request_id] = RequestOutputCollector()
         await inp.send_multipart([identity, *raw])
     consumers = [asyncio.create_task(consume(i)) for i in ids]
-    await all_flowing.wait()
+    try:
+        await asyncio.wait_for(all_flowing.wait(), FLOWING_TIMEOUT_S)
+    except asyncio.TimeoutError:
+        print(f"not every stream delivered an output within {FLOWING_TIMEOUT_S} s", file=sys.stderr, flush=True)
+        os._exit(4)
     await asyncio.sleep(config["warmupS"])
     print("window-start", flush=True)
     t0 = time.perf_counter()
@@ -174,7 +203,7 @@ async def main():
     print("window-end", flush=True)
     stop.set()
     await inp.send_multipart([identity, b"\x01", msgpack.packb(ids)])
-    for t in tasks + consumers:
+    for t in tasks + consumers + [watchdog]:
         t.cancel()
     print(
         json.dumps(

@@ -56,17 +56,30 @@ function log(line: string): void {
   console.log(`[bench ${((performance.now() - started) / 1000).toFixed(0).padStart(3)} s] ${line}`);
 }
 
+/** No scenario takes a minute; a hung one is killed (its engine and helpers exit with it). */
+const SCENARIO_TIMEOUT_MS = 120_000;
+const errors: string[] = [];
+
 function runNode<T>(args: string[], label: string): Promise<T> {
   return new Promise((resolveRun, reject) => {
     const child = spawn(process.execPath, args, { stdio: ["ignore", "pipe", "inherit"] });
     let stdout = "";
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      child.kill("SIGKILL");
+    }, SCENARIO_TIMEOUT_MS);
     child.stdout.setEncoding("utf8").on("data", (d: string) => {
       stdout += d;
     });
     child.once("error", reject);
     child.once("exit", (code, signal) => {
+      clearTimeout(timer);
       const last = stdout.trim().split("\n").pop();
-      if (code !== 0 || !last) reject(new Error(`${label} failed (exit code ${code}, signal ${signal})`));
+      if (timedOut)
+        reject(new Error(`${label} did not finish within ${SCENARIO_TIMEOUT_MS / 1000} s and was killed`));
+      else if (code !== 0 || !last)
+        reject(new Error(`${label} failed (exit code ${code}, signal ${signal})`));
       else resolveRun(JSON.parse(last) as T);
     });
   });
@@ -77,6 +90,18 @@ function scenario<T>(name: string, config: object, nodeFlags: string[] = []): Pr
     [...nodeFlags, join(here, "scenario-main.js"), name, JSON.stringify(config)],
     `scenario ${name}`,
   );
+}
+
+/** Runs a step; a failure is recorded in the results (and printed) instead of ending the bench. */
+async function attempt<T>(what: string, run: () => Promise<T>): Promise<T | undefined> {
+  try {
+    return await run();
+  } catch (error) {
+    const message = `${what}: ${error instanceof Error ? error.message : String(error)}`;
+    errors.push(message);
+    log(`FAILED ${message}`);
+    return undefined;
+  }
 }
 
 function gitCommit(): Promise<string | undefined> {
@@ -96,11 +121,12 @@ function gitCommit(): Promise<string | undefined> {
 
 function readCodec(): BenchDocument["codec"] {
   const file = join(repoRoot, "packages", "protocol", "bench", "results.json");
-  if (!existsSync(file))
+  if (!existsSync(file)) {
     return {
       missing:
         "packages/protocol/bench/results.json not found: run `pnpm bench` (it runs the codec bench first).",
     };
+  }
   const data = JSON.parse(readFileSync(file, "utf8")) as { date?: string; rows?: CodecRow[] };
   return { source: relative(repoRoot, file), date: data.date, rows: data.rows ?? [] };
 }
@@ -112,16 +138,20 @@ async function runProbe(): Promise<BenchDocument["probe"]> {
     const probeMain = join(repoRoot, "tools", "probe", "dist", "main.js");
     await new Promise<void>((resolveProbe, reject) => {
       const child = spawn(process.execPath, [probeMain, "--out", file], { stdio: "inherit" });
+      const timer = setTimeout(() => child.kill("SIGKILL"), 3 * SCENARIO_TIMEOUT_MS);
       child.once("error", reject);
-      child.once("exit", (code) =>
-        code === 0 ? resolveProbe() : reject(new Error(`tools/probe failed (exit ${code})`)),
-      );
+      child.once("exit", (code) => {
+        clearTimeout(timer);
+        if (code === 0) resolveProbe();
+        else reject(new Error(`tools/probe failed (exit ${code})`));
+      });
     });
   }
-  if (!existsSync(file))
+  if (!existsSync(file)) {
     return {
       missing: "bench-results/probe.json not found: run `pnpm probe` (or the bench without --skip-probe).",
     };
+  }
   const probe = JSON.parse(readFileSync(file, "utf8")) as ProbeExtract;
   return { generatedAt: probe.generatedAt, rows: probe.rows, goal: probe.goal };
 }
@@ -133,21 +163,31 @@ log(
 if (loadAvgStart[0]! > 0.5)
   log("warning: the machine is not idle (1-min load average > 0.5); figures will be noisier");
 
-const probe = await runProbe();
+const probe = (await attempt("probe", runProbe)) ?? {
+  missing: "tools/probe failed; see the list of failures",
+};
 log("floor: bare libzmq hop between two processes");
-const floor = await scenario<Summary>("floor", { intervalMs: 10, warmupMs, measureMs });
+const floor = await attempt("floor", () =>
+  scenario<Summary>("floor", { intervalMs: 10, warmupMs, measureMs }),
+);
 
 const throughput: (ThroughputResult & { engine: EngineKind })[] = [];
 if (sections.has("throughput")) {
   for (const streams of [256, 1024]) {
     const recording = join(tmpDir, `recording-${streams}.bin`);
     log(`recording ${streams}-output mock-engine messages for the replay engine`);
-    await scenario("record", { streams, messages: 64, out: recording });
+    const recorded = await attempt(`record ${streams}`, () =>
+      scenario("record", { streams, messages: 64, out: recording }),
+    );
     for (const engine of ["replay", "mock"] as const) {
+      if (engine === "replay" && recorded === undefined) continue;
       for (const runner of ["ceiling", "product", "python"] as const) {
         log(`throughput: ${runner}, ${streams} streams, ${engine} engine`);
         const config = { streams, warmupMs, measureMs, ...(engine === "replay" ? { recording } : {}) };
-        const result = await scenario<ThroughputResult>(`throughput-${runner}`, config);
+        const result = await attempt(`throughput ${runner}, ${streams} streams, ${engine} engine`, () =>
+          scenario<ThroughputResult>(`throughput-${runner}`, config),
+        );
+        if (result === undefined) continue;
         if (result.skipped) log(`  skipped: ${result.skipped}`);
         else log(`  ${(result.outputsPerSec / 1e6).toFixed(3)} M outputs/s`);
         throughput.push({ ...result, engine });
@@ -162,29 +202,36 @@ if (sections.has("latency")) {
   for (const streams of [1, 256, 1024]) {
     for (const caller of ["idle", "busy"] as const) {
       log(`latency: product, ${streams} streams, ${caller} caller`);
-      latency.push(
-        await scenario<LatencyResult>("latency-product", { streams, stepMs, caller, warmupMs, measureMs }),
+      const r = await attempt(`latency product, ${streams} streams, ${caller} caller`, () =>
+        scenario<LatencyResult>("latency-product", { streams, stepMs, caller, warmupMs, measureMs }),
       );
+      if (r) latency.push(r);
     }
     log(`latency: direct (single thread), ${streams} streams`);
-    latency.push(await scenario<LatencyResult>("latency-direct", { streams, stepMs, warmupMs, measureMs }));
+    const r = await attempt(`latency direct, ${streams} streams`, () =>
+      scenario<LatencyResult>("latency-direct", { streams, stepMs, warmupMs, measureMs }),
+    );
+    if (r) latency.push(r);
   }
 }
 
 let openStreams: OpenStreamsMemory | undefined;
 let slowReader: SlowReaderMemory | undefined;
 if (sections.has("memory")) {
+  // --expose-gc: heap figures are taken right after a full collection (live objects, not garbage).
   log("memory: 10,000 open streams");
-  openStreams = await scenario<OpenStreamsMemory>("memory-open-streams", {
-    streams: 10_000,
-    stepMs: 100,
-    settleMs: 2000,
-  });
+  openStreams = await attempt("memory, 10,000 open streams", () =>
+    scenario<OpenStreamsMemory>("memory-open-streams", { streams: 10_000, stepMs: 100, settleMs: 2000 }, [
+      "--expose-gc",
+    ]),
+  );
   log("memory: one slow reader under full load");
-  slowReader = await scenario<SlowReaderMemory>(
-    "memory-slow-reader",
-    { streams: 256, slowReadEveryMs: 100, durationMs: values.quick ? 3000 : 10_000 },
-    ["--expose-gc"],
+  slowReader = await attempt("memory, slow reader", () =>
+    scenario<SlowReaderMemory>(
+      "memory-slow-reader",
+      { streams: 256, slowReadEveryMs: 100, durationMs: values.quick ? 3000 : 10_000 },
+      ["--expose-gc"],
+    ),
   );
 }
 
@@ -193,15 +240,17 @@ if (values.profile) {
   const profileDir = join(tmpDir, "profiles");
   rmSync(profileDir, { recursive: true, force: true });
   const recording = join(tmpDir, "recording-1024.bin");
-  if (!existsSync(recording)) await scenario("record", { streams: 1024, messages: 64, out: recording });
   log(`profile: product, replay engine, 1024 streams (node --cpu-prof → ${relative(repoRoot, profileDir)})`);
-  await scenario("throughput-product", { streams: 1024, warmupMs, measureMs, recording }, [
-    "--cpu-prof",
-    `--cpu-prof-dir=${profileDir}`,
-  ]);
-  // The runtime and consumer threads do the work; the main thread and the replay engine only set up.
-  profile = summarizeProfiles([profileDir], 15).filter((p) => p.thread !== "other");
-  for (const p of profile) console.log(renderProfile(p));
+  const profiled = await attempt("profile", async () => {
+    if (!existsSync(recording)) await scenario("record", { streams: 1024, messages: 64, out: recording });
+    const flags = ["--cpu-prof", `--cpu-prof-dir=${profileDir}`];
+    return scenario("throughput-product", { streams: 1024, warmupMs, measureMs, recording }, flags);
+  });
+  if (profiled !== undefined) {
+    // The runtime and consumer threads do the work; the main thread and the replay engine only set up.
+    profile = summarizeProfiles([profileDir], 15).filter((p) => p.thread !== "other");
+    for (const p of profile) console.log(renderProfile(p));
+  }
 }
 
 const base = {
@@ -217,6 +266,7 @@ const base = {
   throughput,
   latency,
   memory: { openStreams, slowReader },
+  errors,
 };
 const doc: BenchDocument = { ...base, goals: computeGoals(base), profile };
 writeFileSync(join(outDir, "results.json"), `${JSON.stringify(doc, null, 2)}\n`);
@@ -224,3 +274,7 @@ const markdown = renderMarkdown(doc);
 writeFileSync(join(outDir, "RESULTS.md"), markdown);
 console.log(`\n${markdown.slice(markdown.indexOf("## Goals"), markdown.indexOf("## 1."))}`);
 log(`wrote ${relative(repoRoot, join(outDir, "RESULTS.md"))} and results.json`);
+if (errors.length > 0) {
+  log(`${errors.length} step(s) failed: see the top of RESULTS.md`);
+  process.exitCode = 1;
+}

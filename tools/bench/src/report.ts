@@ -36,6 +36,8 @@ export interface BenchDocument {
   memory: { openStreams: OpenStreamsMemory | undefined; slowReader: SlowReaderMemory | undefined };
   goals: GoalRow[];
   profile: ProfileSummary[] | undefined;
+  /** Steps that failed or were killed (their rows are missing). */
+  errors: string[];
 }
 
 export interface GoalRow {
@@ -195,6 +197,9 @@ export function renderMarkdown(doc: BenchDocument): string {
     "All figures come from this run; nothing is copied from elsewhere. Outputs/s counts per-request, per-step",
     "deltas (one token each) that reached a consumer. CPU figures: 1.00 = one core busy.",
     "",
+    ...(doc.errors.length > 0
+      ? ["**Some steps failed; their figures are missing:**", "", ...doc.errors.map((e) => `* ${e}`), ""]
+      : []),
     "## Goals",
     "",
     table(

@@ -71,6 +71,7 @@ function doc(): Omit<BenchDocument, "goals" | "profile"> {
       },
     ],
     memory: { openStreams: undefined, slowReader: undefined },
+    errors: [],
   };
 }
 
@@ -129,5 +130,12 @@ describe("renderMarkdown", () => {
     }
     expect(md).toContain("**missed**");
     expect(md).toContain("no codec results");
+    expect(md).not.toContain("Some scenarios failed");
+  });
+
+  it("lists failed scenarios at the top", () => {
+    const d = { ...doc(), errors: ["throughput python 1024 mock: killed"] };
+    const md = renderMarkdown({ ...d, goals: computeGoals(d), profile: undefined });
+    expect(md.indexOf("throughput python 1024 mock: killed")).toBeLessThan(md.indexOf("## Goals"));
   });
 });
