@@ -128,6 +128,8 @@ export type CallResult =
 
 export type ToHost =
   | { t: "welcome" }
+  /** The runtime declared this thread dead (its sentinel stopped beating) and released its requests. */
+  | { t: "evicted" }
   | { t: "ok"; id: number; value: CallResult }
   | { t: "err"; id: number; error: SerializedError }
   /** Raw output frames whose outputs all belong to this thread: the thread decodes them. */

@@ -126,17 +126,34 @@ export class RuntimeLink {
 
   /** The runtime generation ended: fail pending calls and every connection on this link. */
   end(fate: RuntimeFate): void {
-    if (this.endedWith !== undefined) return;
+    if (fate.kind === "crashed") {
+      const error = deserializeError(fate.error);
+      this.shut(error, error);
+      return;
+    }
     // A retired runtime had no connection left; calls that raced with its retirement are retried elsewhere.
-    const error = fate.kind === "crashed" ? deserializeError(fate.error) : retiringError();
-    this.endedWith = error;
-    for (const call of this.pending.values()) call.reject(error);
+    this.shut(
+      retiringError(),
+      new ClientClosedError({ detail: "the runtime that owned this connection retired" }),
+    );
+  }
+
+  /** The runtime stopped hearing this thread's sentinel and released everything it owned. */
+  private evict(): void {
+    const error = new ClientClosedError({
+      detail:
+        "the runtime did not hear this thread's liveness sentinel for too long and released its requests; " +
+        "attach again to keep using the connection",
+    });
+    this.shut(error, error);
+  }
+
+  private shut(callError: Error, connectionError: Error): void {
+    if (this.endedWith !== undefined) return;
+    this.endedWith = callError;
+    for (const call of this.pending.values()) call.reject(callError);
     this.pending.clear();
-    const closed =
-      fate.kind === "crashed"
-        ? error
-        : new ClientClosedError({ detail: "the runtime that owned this connection retired" });
-    for (const connection of [...this.connections.values()]) connection.onRuntimeEnded(closed);
+    for (const connection of [...this.connections.values()]) connection.onRuntimeEnded(connectionError);
     this.connections.clear();
     this.close();
   }
@@ -150,6 +167,9 @@ export class RuntimeLink {
     switch (message.t) {
       case "welcome":
         this.onWelcome?.();
+        return;
+      case "evicted":
+        this.evict();
         return;
       case "ok": {
         const call = this.pending.get(message.id);

@@ -78,7 +78,8 @@ export class RuntimeSupervisor {
   closeRuntimesOnExit(): void {
     process.on("exit", () => {
       const deadline = Date.now() + EXIT_CLOSE_WAIT_MS;
-      const waiting = [...this.alive.values()].filter((entry) => entry.busy || entry.state === "retiring");
+      // Every live runtime: its load report may still be in flight, and an idle one answers at once.
+      const waiting = [...this.alive.values()];
       for (const entry of waiting) entry.worker.postMessage({ t: "exit" } satisfies SupervisorToRuntime);
       for (const entry of waiting) {
         const left = deadline - Date.now();

@@ -157,7 +157,10 @@ export class RuntimeService {
   private checkLiveness(): void {
     const now = performance.now();
     for (const peer of this.peers.values()) {
-      if (peer.isStale(now)) void this.peerGone(peer);
+      if (!peer.isStale(now)) continue;
+      // Dead threads do not read this; a thread that was only starved of CPU learns that it lost its link.
+      peer.post({ t: "evicted" });
+      void this.peerGone(peer);
     }
   }
 
