@@ -1,9 +1,15 @@
 // Connections across threads: opened on a worker, used on main, outliving the opener; per-thread output
 // routing; a busy-blocked opener; a terminated thread's requests aborted on the engine.
+import { type AddressInfo, connect, createServer, type Server } from "node:net";
 import { expectedTokens, type MockEngineProcess } from "@vllm-engine-core/mock-engine";
 import { FinishReason } from "@vllm-engine-core/protocol";
 import { afterEach, describe, expect, it } from "vitest";
-import { attachConnection, type ConnectionHandle, type RuntimeConnection } from "../src/index.ts";
+import {
+  attachConnection,
+  type ConnectionHandle,
+  openConnection,
+  type RuntimeConnection,
+} from "../src/index.ts";
 import { STALE_AFTER_MS } from "../src/timing.ts";
 import {
   collector,
@@ -64,6 +70,42 @@ async function attachHere(handle: ConnectionHandle): Promise<RuntimeConnection> 
   const connection = await attachConnection(handle);
   connections.push(connection);
   return connection;
+}
+
+async function freePorts(count: number): Promise<number[]> {
+  const servers = await Promise.all(
+    Array.from(
+      { length: count },
+      () =>
+        new Promise<Server>((resolve) => {
+          const server = createServer();
+          server.listen(0, "127.0.0.1", () => resolve(server));
+        }),
+    ),
+  );
+  const ports = servers.map((server) => (server.address() as AddressInfo).port);
+  await Promise.all(servers.map((server) => new Promise((resolve) => server.close(resolve))));
+  return ports;
+}
+
+/** Whether something listens on the port (a plain connect attempt). */
+function portInUse(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect({ port, host: "127.0.0.1" });
+    socket.once("connect", () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once("error", () => resolve(false));
+  });
+}
+
+async function waitUntil(check: () => boolean | Promise<boolean>, ms: number, what: string): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out after ${ms} ms: ${what}`);
+    await sleep(50);
+  }
 }
 
 const abortsOf = (engine: MockEngineProcess, requestId: string) =>
@@ -206,6 +248,38 @@ describe("connections across threads", () => {
     expect(survivor.result.error).toBeUndefined();
     expect(abortsOf(engines[0]!, "survivor")).toHaveLength(0);
     expect(await main.abort(["survivor", "doomed-0"])).toEqual(["survivor"]);
+  });
+
+  it("a thread terminated in the middle of its connect: the runtime cancels it and frees its addresses", async () => {
+    const [hsPort, inPort, outPort] = await freePorts(3);
+    const addressesOf = (port: number) => `tcp://127.0.0.1:${port}`;
+    const transport = {
+      mode: "handshake-owner" as const,
+      handshakeAddress: addressesOf(hsPort!),
+      localInputAddress: addressesOf(inPort!),
+      localOutputAddress: addressesOf(outPort!),
+      readyTimeoutMs: 30_000,
+    };
+    const connecting = thread();
+    // No engine yet: the connect waits for HELLO with every socket bound.
+    const pending = connecting.call("open", { config: { transport } });
+    pending.catch(() => {});
+    await waitUntil(() => portInUse(hsPort!), 10_000, "handshake socket bound");
+    await connecting.terminate();
+    // Released once the runtime notices the thread is gone (the connect alone would wait 30 s).
+    await waitUntil(
+      async () => !(await portInUse(hsPort!)),
+      STALE_AFTER_MS + 5_000,
+      "handshake port released",
+    );
+
+    engines = await startEngines(transport.handshakeAddress, [{ engineIndices: [0] }]);
+    const connection = await openConnection({ transport });
+    connections.push(connection);
+    expect(connection.info.inputAddress).toBe(transport.localInputAddress);
+    const stream = collector();
+    await connection.submit(request("after-cancel", 3), stream.sink);
+    expect((await withTimeout(stream.done, 10_000, "stream")).tokens).toHaveLength(3);
   });
 
   it("detach on a worker aborts that thread's requests and leaves the connection to the others", async () => {
