@@ -30,7 +30,7 @@ except ImportError as error:  # the bench reports the baseline as skipped
 
 ENGINE_CORE_DEAD = b"ENGINE_CORE_DEAD"
 CHUNK_SIZE = 128  # vLLM's VLLM_V1_OUTPUT_PROC_CHUNK_SIZE default
-QUEUE_BOUND = 64  # messages; above the replay engine's credit window (32)
+QUEUE_BOUND = 64  # messages; above the replay engine's credit window (48)
 FLOWING_TIMEOUT_S = 30
 MEMORY_LIMIT_BYTES = 4 << 30  # a runaway queue must fail here, not swap the machine
 

@@ -171,6 +171,8 @@ const floor = await attempt("floor", () =>
   scenario<Summary>("floor", { intervalMs: 10, warmupMs, measureMs }),
 );
 
+/** Throughput runs twice (alternating runners) and keeps the best round: capacity, not scheduling luck. */
+const THROUGHPUT_ROUNDS = values.quick ? 1 : 2;
 const throughput: (ThroughputResult & { engine: EngineKind })[] = [];
 if (sections.has("throughput")) {
   for (const streams of [256, 1024]) {
@@ -181,17 +183,27 @@ if (sections.has("throughput")) {
     );
     for (const engine of ["replay", "mock"] as const) {
       if (engine === "replay" && recorded === undefined) continue;
-      for (const runner of ["ceiling", "product", "python"] as const) {
-        log(`throughput: ${runner}, ${streams} streams, ${engine} engine`);
-        const config = { streams, warmupMs, measureMs, ...(engine === "replay" ? { recording } : {}) };
-        const result = await attempt(`throughput ${runner}, ${streams} streams, ${engine} engine`, () =>
-          scenario<ThroughputResult>(`throughput-${runner}`, config),
-        );
-        if (result === undefined) continue;
-        if (result.skipped) log(`  skipped: ${result.skipped}`);
-        else log(`  ${(result.outputsPerSec / 1e6).toFixed(3)} M outputs/s`);
-        throughput.push({ ...result, engine });
+      const best = new Map<string, ThroughputResult & { engine: EngineKind }>();
+      for (let round = 1; round <= THROUGHPUT_ROUNDS; round++) {
+        for (const runner of ["ceiling", "product", "python"] as const) {
+          log(
+            `throughput: ${runner}, ${streams} streams, ${engine} engine (round ${round}/${THROUGHPUT_ROUNDS})`,
+          );
+          const config = { streams, warmupMs, measureMs, ...(engine === "replay" ? { recording } : {}) };
+          const result = await attempt(`throughput ${runner}, ${streams} streams, ${engine} engine`, () =>
+            scenario<ThroughputResult>(`throughput-${runner}`, config),
+          );
+          if (result === undefined) continue;
+          if (result.skipped) log(`  skipped: ${result.skipped}`);
+          else log(`  ${(result.outputsPerSec / 1e6).toFixed(3)} M outputs/s`);
+          const previous = best.get(runner);
+          const rounds = [...(previous?.rounds ?? []), result.outputsPerSec];
+          const keep =
+            previous === undefined || result.outputsPerSec > previous.outputsPerSec ? result : previous;
+          best.set(runner, { ...keep, engine, rounds });
+        }
       }
+      throughput.push(...best.values());
     }
   }
 }

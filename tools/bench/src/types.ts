@@ -32,6 +32,8 @@ export interface ThroughputResult {
   cpu: CpuReport | undefined;
   skipped?: string;
   notes?: string[];
+  /** outputs/s of every round when the bench ran several (the result shown is the best one). */
+  rounds?: number[];
 }
 
 export interface LatencyResult {

@@ -42,7 +42,7 @@ export interface LoadEngine {
 }
 
 /** Messages the replay engine may have in flight beyond the consumer's delivered count. */
-const REPLAY_WINDOW = 32;
+const REPLAY_WINDOW = 48;
 
 /** Ids of the streams a replay recording carries (the frontend under test must submit exactly these). */
 export function loadStreamIds(streams: number): string[] {
