@@ -51,7 +51,8 @@ interface RequestStats {
 
 function table(rows: string[][]): string {
   const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => r[c]!.length)));
-  const line = (r: string[]) => `| ${r.map((cell, c) => (c === 0 ? cell.padEnd(widths[c]!) : cell.padStart(widths[c]!))).join(" | ")} |`;
+  const line = (r: string[]) =>
+    `| ${r.map((cell, c) => (c === 0 ? cell.padEnd(widths[c]!) : cell.padStart(widths[c]!))).join(" | ")} |`;
   const sep = `|${widths.map((w) => "-".repeat(w + 2)).join("|")}|`;
   return [line(rows[0]!), sep, ...rows.slice(1).map(line)].join("\n");
 }
@@ -68,7 +69,12 @@ async function main(): Promise<void> {
   try {
     const connectStart = performance.now();
     const client = await EngineCoreClient.connect({
-      transport: { mode: "handshake-owner", handshakeAddress, engineCount: args.engines, readyTimeoutMs: 20_000 },
+      transport: {
+        mode: "handshake-owner",
+        handshakeAddress,
+        engineCount: args.engines,
+        readyTimeoutMs: 20_000,
+      },
       modelName: "mock-model",
     });
     console.log(
@@ -80,7 +86,9 @@ async function main(): Promise<void> {
     const sleeping = await client.isSleeping();
     const reset = await client.resetPrefixCache();
     const echoed = await client.callUtility("echo", ["ping"]);
-    console.log(`Utilities: is_sleeping=${sleeping}, reset_prefix_cache=${reset}, echo → ${JSON.stringify(echoed)}`);
+    console.log(
+      `Utilities: is_sleeping=${sleeping}, reset_prefix_cache=${reset}, echo → ${JSON.stringify(echoed)}`,
+    );
 
     const started = performance.now();
     const stats: RequestStats[] = [];
@@ -120,7 +128,14 @@ async function main(): Promise<void> {
           if (output.finishReason != null) finish = finishReasonName(output.finishReason);
           progress();
         }
-        stats.push({ id, engine: stream.engineIndex, tokens, finish, ttftMs: first - t0, totalMs: performance.now() - t0 });
+        stats.push({
+          id,
+          engine: stream.engineIndex,
+          tokens,
+          finish,
+          ttftMs: first - t0,
+          totalMs: performance.now() - t0,
+        });
       }),
     );
     progress(true);
