@@ -1,0 +1,147 @@
+// Shared building blocks of the reliability scenarios: addresses, mock engines as child processes,
+// clients connected to them, stream collection that records how a stream ended, and bounded waits.
+import { randomUUID } from "node:crypto";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { EngineCoreClient, type EngineCoreClientConfig } from "@vllm-engine-core/client";
+import {
+  type MockEngineOptions,
+  type MockEngineProcess,
+  startMockEngine,
+} from "@vllm-engine-core/mock-engine";
+import type { EngineCoreOutput } from "@vllm-engine-core/protocol";
+
+export function ipcAddress(tag: string): string {
+  return `ipc://${join(tmpdir(), `vec-rel-${tag}-${randomUUID().slice(0, 8)}.sock`)}`;
+}
+
+export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+export async function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([
+      promise,
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms: ${what}`)), ms);
+      }),
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** One request as `call()` takes it; the prompt depends on the id so token streams differ per request. */
+export function chatRequest(requestId: string, maxTokens: number) {
+  return {
+    requestId,
+    promptTokenIds: [1, 2, 3, requestId.length],
+    samplingParams: { maxTokens, temperature: 0.7 },
+  };
+}
+
+export interface StreamOutcome {
+  requestId: string;
+  tokens: number[];
+  finishReason: number | null;
+  error: Error | undefined;
+  /** `performance.now()` when the stream ended (final output or error). */
+  endedAt: number;
+  /** Number of outputs that carried a finishReason (must be ≤ 1). */
+  finalOutputs: number;
+  /** Outputs received after the final one (must be 0). */
+  afterFinal: number;
+}
+
+/** Drains a stream and records how it ended instead of throwing. */
+export async function drain(requestId: string, stream: AsyncIterable<EngineCoreOutput>): Promise<StreamOutcome> {
+  const outcome: StreamOutcome = {
+    requestId,
+    tokens: [],
+    finishReason: null,
+    error: undefined,
+    endedAt: 0,
+    finalOutputs: 0,
+    afterFinal: 0,
+  };
+  try {
+    for await (const output of stream) {
+      if (outcome.finalOutputs > 0) outcome.afterFinal += 1;
+      outcome.tokens.push(...output.newTokenIds);
+      if (output.finishReason != null) {
+        outcome.finalOutputs += 1;
+        outcome.finishReason = output.finishReason;
+      }
+    }
+  } catch (error) {
+    outcome.error = error as Error;
+  }
+  outcome.endedAt = performance.now();
+  return outcome;
+}
+
+/** Starts one mock-engine child process per entry, all dialing `handshakeAddress`. */
+export async function startEngines(
+  handshakeAddress: string,
+  processes: readonly Partial<MockEngineOptions>[],
+): Promise<MockEngineProcess[]> {
+  const settled = await Promise.allSettled(
+    processes.map((options) => startMockEngine({ stepMs: 2, ...options, handshakeAddress })),
+  );
+  const started = settled.flatMap((s) => (s.status === "fulfilled" ? [s.value] : []));
+  const failure = settled.find((s) => s.status === "rejected");
+  if (failure) {
+    await stopAll(started);
+    throw failure.reason;
+  }
+  return started;
+}
+
+export async function stopAll(engines: readonly MockEngineProcess[]): Promise<void> {
+  await Promise.all(engines.map((engine) => engine.stop()));
+}
+
+export interface Setup {
+  client: EngineCoreClient;
+  engines: MockEngineProcess[];
+  handshakeAddress: string;
+  close(): Promise<void>;
+}
+
+/**
+ * Starts the given mock-engine processes (each with its own `engineIndices`) and connects one client in
+ * handshake-owner mode expecting every engine they host.
+ */
+export async function connectEngines(
+  processes: readonly Partial<MockEngineOptions>[],
+  transport: Partial<{ readyTimeoutMs: number }> = {},
+  clientConfig: Partial<EngineCoreClientConfig> = {},
+): Promise<Setup> {
+  const handshakeAddress = ipcAddress("hs");
+  const engineCount = processes.reduce((n, p) => n + (p.engineIndices?.length ?? 1), 0);
+  const engines = await startEngines(handshakeAddress, processes);
+  let client: EngineCoreClient;
+  try {
+    client = await EngineCoreClient.connect({
+      transport: {
+        mode: "handshake-owner",
+        handshakeAddress,
+        engineCount,
+        readyTimeoutMs: transport.readyTimeoutMs ?? 20_000,
+      },
+      ...clientConfig,
+    });
+  } catch (error) {
+    await stopAll(engines);
+    throw error;
+  }
+  return {
+    client,
+    engines,
+    handshakeAddress,
+    async close() {
+      await client.shutdown();
+      await stopAll(engines);
+    },
+  };
+}
