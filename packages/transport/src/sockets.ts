@@ -1,8 +1,8 @@
 import { BindError, type SocketRole } from "@vllm-engine-core/protocol";
 import type * as zmq from "zeromq";
 
-/** How long close() waits for libzmq to report a listener closed before giving up on the wait. */
-const LISTENER_CLOSE_WAIT_MS = 1000;
+/** How long closing waits for libzmq to report a socket fully torn down before giving up on the wait. */
+const SOCKET_RELEASE_WAIT_MS = 2000;
 
 /** Options every socket of this package gets: never block on exit, never drop on a full pipe (like vLLM). */
 export const BASE_SOCKET_OPTIONS = { linger: 0 } as const;
@@ -64,51 +64,50 @@ function closeEntryOnce(entry: Entry): Promise<void> {
 }
 
 async function closeEntry(entry: Entry): Promise<void> {
-  // A bind still running on libuv's pool must settle before unbind/close can see its endpoint.
+  // A bind still running on libuv's pool must settle before close can see its endpoint.
   if (entry.pendingBind !== undefined) await entry.pendingBind;
   const { socket } = entry;
-  if (!socket.closed && entry.endpoints.length > 0) {
-    try {
-      await releaseEndpoints(socket, entry.endpoints);
-    } catch {
-      // Best effort: close() below still tears the socket down.
-    }
+  if (socket.closed) return;
+  if (entry.endpoints.length === 0) {
+    socket.close();
+    return;
   }
-  if (!socket.closed) socket.close();
+  await closeAndAwaitRelease(socket);
 }
 
 /**
- * zmq_close() hands the listener to libzmq's reaper and returns before the port / ipc path is free, so an
- * immediate re-bind can fail with EADDRINUSE. Unbinding and waiting for the monitor's "close" event for
- * the endpoint makes the release observable.
+ * zmq_close() hands the socket to libzmq's reaper and returns before its listeners are gone, so an immediate
+ * re-bind of the same port / ipc path can fail with EADDRINUSE. libzmq stops a socket's monitor (the "end"
+ * event) only after every listener and connection of the socket has been torn down, so waiting for "end"
+ * makes the release observable. (No zmq_unbind first: unbinding a listener with live connections while the
+ * socket is being closed races two terminations of the same pipes, and libzmq 4.3.5 can abort on that.)
+ *
+ * The observer is never closed by hand: libzmq writes monitor events with a blocking send, so an observer
+ * closed while its socket lives makes the next event block libzmq's reaper or I/O thread, which stalls every
+ * ZeroMQ socket of the process. It closes itself when it reads the "end" event.
  */
-async function releaseEndpoints(socket: zmq.Socket, endpoints: readonly string[]): Promise<void> {
-  const observer = socket.events; // the monitor must exist before unbind to see the event
-  const waiting = new Set(endpoints);
-  let timer: NodeJS.Timeout | undefined;
-  const allClosed = (async () => {
-    while (waiting.size > 0 && !observer.closed) {
-      const event = await observer.receive();
-      if (event.type === "end") return;
-      if (event.type === "close" || event.type === "close:error") waiting.delete(event.address);
-    }
-  })().catch(() => undefined);
-  const gaveUp = new Promise<void>((resolve) => {
-    timer = setTimeout(resolve, LISTENER_CLOSE_WAIT_MS);
-  });
-  try {
-    for (const endpoint of endpoints) {
-      try {
-        await socket.unbind(endpoint);
-      } catch {
-        waiting.delete(endpoint);
+async function closeAndAwaitRelease(socket: zmq.Socket): Promise<void> {
+  const observer = socket.events; // attach the monitor before closing so "end" is seen
+  const ended = (async () => {
+    try {
+      for (;;) {
+        if ((await observer.receive()).type === "end") return;
       }
+    } catch {
+      // The observer is gone already.
     }
-    if (waiting.size > 0) await Promise.race([allClosed, gaveUp]);
+  })();
+  socket.close();
+  await boundedWait(ended, SOCKET_RELEASE_WAIT_MS);
+}
+
+/** Waits for `promise` at most `ms` (best effort; the timer never outlives the wait). */
+async function boundedWait(promise: Promise<unknown>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    await Promise.race([promise, new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)))]);
   } finally {
     clearTimeout(timer);
-    observer.close();
-    await allClosed;
   }
 }
 

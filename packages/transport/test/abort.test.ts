@@ -129,9 +129,13 @@ describe("aborting connectTransport", () => {
     const w = worker();
     const config = await tcpOwnerConfig();
     const first = w.connect({ config });
-    await rawEngine(0).hello(config.handshakeAddress);
+    const stale = rawEngine(0);
+    await stale.hello(config.handshakeAddress);
     await w.request({ op: "abort", reason: "retry" });
     await expect(first).rejects.toMatchObject(abortReason("retry"));
+    // Otherwise its DEALER reconnects to the new handshake ROUTER first and, holding identity 00 00, makes the
+    // ROUTER refuse the new engine's connection (libzmq rejects a duplicate routing id).
+    stale.close();
     const second = w.connect({ config });
     await rawEngine(0).startup(config.handshakeAddress);
     const result = await second;

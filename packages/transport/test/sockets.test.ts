@@ -1,0 +1,86 @@
+// SocketSet (runs on this test thread; it needs no runtime marker): releasing endpoints for real, and doing
+// so without ever stalling libzmq's I/O thread through a half-closed socket monitor.
+
+import { afterAll, describe, expect, it } from "vitest";
+import * as zmq from "zeromq";
+import { enableDisconnectNotify } from "../src/liveness.ts";
+import { SocketSet } from "../src/sockets.ts";
+import { freeTcpAddress, ipcDir } from "./helpers/addresses.ts";
+
+const ipc = ipcDir();
+afterAll(() => ipc.remove());
+
+/**
+ * Closing a socket is finished by libzmq's reaper thread (it tears the connections down). True when a closed
+ * DEALER's connection is seen going away (ROUTER_NOTIFY disconnect) within `ms`, i.e. the reaper is alive.
+ */
+async function closeIsReapedWithin(ms: number): Promise<boolean> {
+  const router = new zmq.Router({ linger: 0 });
+  enableDisconnectNotify(router);
+  const dealer = new zmq.Dealer({ linger: 0 });
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    await router.bind("tcp://127.0.0.1:0");
+    dealer.connect(router.lastEndpoint!);
+    await dealer.send("hello");
+    await router.receive();
+    dealer.close();
+    const notified = router.receive().then((frames) => frames[1]!.length === 0);
+    return await Promise.race([
+      notified,
+      new Promise<boolean>((resolve) => (timer = setTimeout(resolve, ms, false))),
+    ]);
+  } finally {
+    clearTimeout(timer);
+    router.close();
+  }
+}
+
+describe("SocketSet", () => {
+  it("frees tcp and ipc endpoints (with peers connected) for an immediate re-bind, round after round", async () => {
+    const addresses = [await freeTcpAddress(), ipc.address("rebind")];
+    for (let round = 0; round < 40; round++) {
+      const sockets = new SocketSet();
+      const peers: zmq.Dealer[] = [];
+      for (const address of addresses) {
+        const router = sockets.add(new zmq.Router({ linger: 0 }));
+        await sockets.bind(router, address, "input");
+        const peer = new zmq.Dealer({ linger: 0 });
+        peer.connect(address); // keeps reconnecting after the close: new accepts on the next round's bind
+        await peer.send("hello");
+        await router.receive();
+        peers.push(peer);
+      }
+      await sockets.closeAll();
+      const again = new SocketSet();
+      for (const address of addresses)
+        await again.bind(again.add(new zmq.Router({ linger: 0 })), address, "input");
+      await again.closeAll();
+      for (const peer of peers) peer.close();
+    }
+    // Had a socket monitor lost its reader before its socket was closed, libzmq's blocking monitor send would
+    // have hung the reaper (or an I/O thread) by now, and no later close would ever be carried out.
+    expect(await closeIsReapedWithin(2000)).toBe(true);
+  });
+
+  it("reports the endpoint read back for :0 and closes idempotently", async () => {
+    const sockets = new SocketSet();
+    const router = sockets.add(new zmq.Router({ linger: 0 }));
+    const endpoint = await sockets.bind(router, "tcp://127.0.0.1:0", "input");
+    expect(endpoint).toMatch(/^tcp:\/\/127\.0\.0\.1:[1-9]\d*$/);
+    await Promise.all([sockets.closeAll(), sockets.closeAll(), sockets.release(router)]);
+    expect(router.closed).toBe(true);
+  });
+
+  it("turns a failed bind into a BindError naming the socket role", async () => {
+    const sockets = new SocketSet();
+    const socket = sockets.add(new zmq.Pull({ linger: 0 }));
+    await expect(sockets.bind(socket, "tcp://203.0.113.7:5555", "output")).rejects.toMatchObject({
+      name: "BindError",
+      socket: "output",
+      address: "tcp://203.0.113.7:5555",
+    });
+    await sockets.closeAll();
+    expect(socket.closed).toBe(true);
+  });
+});

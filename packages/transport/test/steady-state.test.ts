@@ -1,0 +1,292 @@
+import { expectedTokens, type MockEngineProcess, startMockEngine } from "@vllm-engine-core/mock-engine";
+import {
+  type EngineCoreRequest,
+  encodeAbortRequest,
+  encodeAddRequest,
+  FinishReason,
+} from "@vllm-engine-core/protocol";
+import { afterAll, describe, expect, it } from "vitest";
+import { freeTcpAddress, ipcDir } from "./helpers/addresses.ts";
+import { useCleanups } from "./helpers/cleanup.ts";
+import { assertBindable, RawEngine } from "./helpers/raw-engine.ts";
+import { isBad, isDead, isOutputs, TransportWorker } from "./helpers/worker-harness.ts";
+import type { WorkerEvent } from "./worker/protocol.ts";
+
+const ipc = ipcDir();
+const defer = useCleanups();
+afterAll(() => ipc.remove());
+
+function worker(): TransportWorker {
+  const w = new TransportWorker();
+  defer(() => w.exit());
+  return w;
+}
+
+async function mockEngine(options: Parameters<typeof startMockEngine>[0]): Promise<MockEngineProcess> {
+  const engine = await startMockEngine(options);
+  defer(async () => {
+    engine.kill("SIGCONT"); // in case a test stopped it
+    await engine.stop();
+  });
+  return engine;
+}
+
+function request(requestId: string, maxTokens: number): EngineCoreRequest {
+  return {
+    requestId,
+    promptTokenIds: [11, 12, 13],
+    mmFeatures: null,
+    samplingParams: { maxTokens },
+    poolingParams: null,
+    arrivalTime: 0,
+    loraRequest: null,
+    cacheSalt: null,
+    dataParallelRank: null,
+  };
+}
+
+/** A worker connected (handshake-owner) to `count` raw engines, output loop running. */
+async function withRawEngines(count: number, heartbeat?: { intervalMs: number; timeoutMs: number }) {
+  const handshakeAddress = ipc.address("hs");
+  const w = worker();
+  const connecting = w.connect({
+    config: { mode: "handshake-owner", handshakeAddress, engineCount: count },
+    ...(heartbeat === undefined ? {} : { heartbeat }),
+  });
+  const engines = Array.from({ length: count }, (_, index) => new RawEngine(index));
+  defer(() => {
+    for (const e of engines) e.close();
+  });
+  await Promise.all(engines.map((e) => e.startup(handshakeAddress)));
+  const result = await connecting;
+  await w.request({ op: "start-output" });
+  return { w, engines, result };
+}
+
+/** A worker connected to one mock-engine process per engine index. */
+async function withMockEngines(
+  indices: number[],
+  extra: { heartbeat?: { intervalMs: number; timeoutMs: number }; faults?: Record<string, number> } = {},
+) {
+  const handshakeAddress = ipc.address("hs");
+  const w = worker();
+  const connecting = w.connect({
+    config: {
+      mode: "handshake-owner",
+      handshakeAddress,
+      engineCount: indices.length,
+      readyTimeoutMs: 10_000,
+    },
+    ...(extra.heartbeat === undefined ? {} : { heartbeat: extra.heartbeat }),
+  });
+  const engines = await Promise.all(
+    indices.map((index) =>
+      mockEngine({
+        mode: "handshake",
+        handshakeAddress,
+        engineIndices: [index],
+        ...(extra.faults === undefined ? {} : { faults: extra.faults }),
+      }),
+    ),
+  );
+  const result = await connecting;
+  return { w, engines, result };
+}
+
+const deadEvents = (w: TransportWorker) => w.events.filter(isDead);
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+describe("sending", () => {
+  it("delivers concurrent sends through one serial queue, in order, identity stripped, aux frames kept", async () => {
+    const { w, engines } = await withRawEngines(1);
+    const sends = Array.from({ length: 50 }, (_, i) =>
+      w.request({
+        op: "send",
+        engineIndex: 0,
+        frames: [...encodeAbortRequest([`r${i}`]), Uint8Array.of(i, 0xff)],
+      }),
+    );
+    await Promise.all(sends);
+    for (let i = 0; i < 50; i++) {
+      const frames = await engines[0]!.receiveRequest();
+      const expected = [...encodeAbortRequest([`r${i}`]), Uint8Array.of(i, 0xff)];
+      expect(frames.map((f) => f.toString("hex"))).toEqual(
+        expected.map((f) => Buffer.from(f).toString("hex")),
+      );
+    }
+  });
+
+  it("an ADD reaches the mock engine and its outputs come back in order", async () => {
+    const { w, engines } = await withMockEngines([0]);
+    await w.request({ op: "start-output" });
+    await w.request({ op: "send", engineIndex: 0, frames: encodeAddRequest(request("req-a", 4)) });
+    const added = await engines[0]!.waitForEvent((e) => e.event === "add");
+    expect(added.requestId).toBe("req-a");
+    const finished = await w.waitForEvent(
+      (e): e is Extract<WorkerEvent, { kind: "outputs" }> =>
+        isOutputs(e) && e.outputs.outputs.some((o) => o.requestId === "req-a" && o.finishReason !== null),
+    );
+    expect(finished.outputs.outputs.at(-1)?.finishReason).toBe(FinishReason.LENGTH);
+    const tokens = w.events
+      .filter(isOutputs)
+      .flatMap((e) => e.outputs.outputs)
+      .filter((o) => o.requestId === "req-a")
+      .flatMap((o) => o.newTokenIds);
+    expect(tokens).toEqual(expectedTokens("req-a", [11, 12, 13], 4));
+  });
+
+  it("rejects sends to an engine index that is not connected", async () => {
+    const { w } = await withRawEngines(1);
+    await expect(
+      w.request({ op: "send", engineIndex: 5, frames: encodeAbortRequest(["x"]) }),
+    ).rejects.toMatchObject({
+      name: "InvalidDataParallelRankError",
+      rank: 5,
+      engineIndices: [0],
+    });
+  });
+});
+
+describe("the output loop", () => {
+  it("reports an undecodable message and keeps running", async () => {
+    const { w, engines } = await withRawEngines(1);
+    await engines[0]!.pushFrames([Uint8Array.of(0xc1)]);
+    await engines[0]!.pushOutputs({ outputs: [], timestamp: 7 });
+    const bad = await w.waitForEvent(isBad);
+    expect(bad.error).toMatchObject({ __vllmError: "ProtocolError" });
+    expect(bad.frameCount).toBe(1);
+    const outputs = await w.waitForEvent(isOutputs);
+    expect(outputs.outputs.timestamp).toBe(7);
+    expect(w.events.indexOf(bad)).toBeLessThan(w.events.indexOf(outputs));
+  });
+
+  it("reports the mock engine's garbage frame and keeps streaming", async () => {
+    const { w, engines } = await withMockEngines([0], { faults: { garbageFrameAfterSteps: 1 } });
+    await w.request({ op: "start-output" });
+    await w.request({ op: "send", engineIndex: 0, frames: encodeAddRequest(request("req-g", 6)) });
+    await w.waitForEvent(isBad);
+    await w.waitForEvent(
+      (e): e is Extract<WorkerEvent, { kind: "outputs" }> =>
+        isOutputs(e) && e.outputs.outputs.some((o) => o.requestId === "req-g" && o.finishReason !== null),
+    );
+    expect(engines[0]!.events.some((e) => e.event === "fault")).toBe(true);
+  });
+
+  it("ENGINE_CORE_DEAD from the only engine is attributed to it", async () => {
+    const { w, engines } = await withRawEngines(1);
+    await engines[0]!.pushDead();
+    const dead = await w.waitForEvent(isDead);
+    expect(dead.engineIndex).toBe(0);
+    expect(dead.reason).toContain("ENGINE_CORE_DEAD");
+    await expect(
+      w.request({ op: "send", engineIndex: 0, frames: encodeAbortRequest(["x"]) }),
+    ).rejects.toMatchObject({
+      name: "EngineDeadError",
+      engineIndex: 0,
+    });
+  });
+
+  it("ENGINE_CORE_DEAD with several engines cannot be attributed (null)", async () => {
+    const { w, engines } = await withRawEngines(2);
+    await engines[1]!.pushDead();
+    const dead = await w.waitForEvent(isDead);
+    expect(dead.engineIndex).toBeNull();
+  });
+
+  it("the mock engine's dead sentinel is reported once, even though the process then exits", async () => {
+    const { w, engines } = await withMockEngines([0], { faults: { deadSentinelAfterSteps: 2 } });
+    await w.request({ op: "start-output" });
+    await w.request({ op: "send", engineIndex: 0, frames: encodeAddRequest(request("req-d", 50)) });
+    const dead = await w.waitForEvent(isDead);
+    expect(dead).toMatchObject({ engineIndex: 0, reason: expect.stringContaining("ENGINE_CORE_DEAD") });
+    await engines[0]!.exited;
+    await sleep(300); // the input disconnect that follows must not produce a second report
+    expect(deadEvents(w)).toHaveLength(1);
+  });
+});
+
+describe("vanished engines", () => {
+  it("a SIGKILLed engine process is reported with its engine index; the others keep working", async () => {
+    const { w, engines } = await withMockEngines([0, 1, 2]);
+    await w.request({ op: "start-output" });
+    const killedAt = Date.now();
+    engines[1]!.kill("SIGKILL");
+    const dead = await w.waitForEvent(isDead, 5000);
+    expect(dead.engineIndex).toBe(1);
+    expect(dead.reason).toContain("without ENGINE_CORE_DEAD");
+    // Measured on loopback: a few ms for the disconnect plus the 50 ms grace for in-flight outputs.
+    expect(dead.at - killedAt).toBeLessThan(2000);
+    await expect(
+      w.request({ op: "send", engineIndex: 1, frames: encodeAbortRequest(["x"]) }),
+    ).rejects.toMatchObject({
+      name: "EngineDeadError",
+      engineIndex: 1,
+    });
+    await w.request({ op: "send", engineIndex: 2, frames: encodeAbortRequest(["still-alive"]) });
+    const abort = await engines[2]!.waitForEvent((e) => e.event === "abort");
+    expect(abort.requestIds).toEqual(["still-alive"]);
+    await sleep(200);
+    expect(deadEvents(w)).toHaveLength(1);
+  });
+
+  it("an engine that crashes mid-stream (crashAfterSteps) is reported", async () => {
+    const { w, engines } = await withMockEngines([0], { faults: { crashAfterSteps: 3 } });
+    await w.request({ op: "start-output" });
+    await w.request({ op: "send", engineIndex: 0, frames: encodeAddRequest(request("req-c", 100)) });
+    const dead = await w.waitForEvent(isDead, 5000);
+    expect(dead.engineIndex).toBe(0);
+    expect((await engines[0]!.exited).signal).toBe("SIGKILL");
+  });
+
+  it("a frozen engine (SIGSTOP) is detected through ZMTP heartbeats", async () => {
+    const { w, engines } = await withMockEngines([0, 1], { heartbeat: { intervalMs: 100, timeoutMs: 500 } });
+    await w.request({ op: "start-output" });
+    const stoppedAt = Date.now();
+    engines[0]!.kill("SIGSTOP");
+    const dead = await w.waitForEvent(isDead, 5000);
+    expect(dead.engineIndex).toBe(0);
+    expect(dead.reason).toContain("heartbeats for 500 ms");
+    expect(dead.at - stoppedAt).toBeGreaterThanOrEqual(400);
+    expect(deadEvents(w)).toHaveLength(1);
+  });
+
+  it("a vanish before startOutputLoop is delivered when the loop starts", async () => {
+    const { w, engines } = await withMockEngines([0]);
+    engines[0]!.kill("SIGKILL");
+    await engines[0]!.exited;
+    await sleep(300);
+    expect(w.events).toEqual([]);
+    await w.request({ op: "start-output" });
+    const dead = await w.waitForEvent(isDead);
+    expect(dead.engineIndex).toBe(0);
+  });
+});
+
+describe("close", () => {
+  it("is idempotent, rejects later sends, frees the addresses and leaves no handles", async () => {
+    const handshakeAddress = await freeTcpAddress();
+    const localInputAddress = await freeTcpAddress();
+    const localOutputAddress = await freeTcpAddress();
+    const w = worker();
+    const connecting = w.connect({
+      config: { mode: "handshake-owner", handshakeAddress, localInputAddress, localOutputAddress },
+    });
+    const engine = new RawEngine(0);
+    defer(() => engine.close());
+    await engine.startup(handshakeAddress);
+    await connecting;
+    await w.request({ op: "start-output" });
+    // While open the transport holds the thread (pending receives alone would not).
+    expect(await w.request<string[]>({ op: "resources" })).toContain("Timeout");
+    await Promise.all([w.request({ op: "close" }), w.request({ op: "close" })]);
+    await assertBindable([handshakeAddress, localInputAddress, localOutputAddress]);
+    await sleep(20);
+    expect(await w.request<string[]>({ op: "resources" })).toEqual([]);
+    await expect(
+      w.request({ op: "send", engineIndex: 0, frames: encodeAbortRequest(["x"]) }),
+    ).rejects.toThrow("no connected transport");
+    engine.close();
+    await sleep(100);
+    expect(deadEvents(w)).toEqual([]); // closing is not an engine death
+  });
+});
