@@ -53,8 +53,12 @@ export interface StreamOutcome {
   afterFinal: number;
 }
 
-/** Drains a stream and records how it ended instead of throwing. */
-export async function drain(requestId: string, stream: AsyncIterable<EngineCoreOutput>): Promise<StreamOutcome> {
+/** Drains a stream and records how it ended instead of throwing; `onOutput` sees every output. */
+export async function drain(
+  requestId: string,
+  stream: AsyncIterable<EngineCoreOutput>,
+  onOutput?: (output: EngineCoreOutput) => void,
+): Promise<StreamOutcome> {
   const outcome: StreamOutcome = {
     requestId,
     tokens: [],
@@ -66,6 +70,7 @@ export async function drain(requestId: string, stream: AsyncIterable<EngineCoreO
   };
   try {
     for await (const output of stream) {
+      onOutput?.(output);
       if (outcome.finalOutputs > 0) outcome.afterFinal += 1;
       outcome.tokens.push(...output.newTokenIds);
       if (output.finishReason != null) {
@@ -144,4 +149,26 @@ export async function connectEngines(
       await stopAll(engines);
     },
   };
+}
+
+export interface Tracked {
+  requestId: string;
+  engineIndex: number;
+  /** Resolves with the first output (or when the stream ends without one). */
+  firstOutput: Promise<void>;
+  outcome: Promise<StreamOutcome>;
+}
+
+/** Calls `client.call(request)` and drains the stream in the background. */
+export async function track(
+  client: EngineCoreClient,
+  request: Parameters<EngineCoreClient["call"]>[0],
+): Promise<Tracked> {
+  const stream = await client.call(request);
+  let first!: () => void;
+  const firstOutput = new Promise<void>((resolve) => {
+    first = resolve;
+  });
+  const outcome = drain(request.requestId, stream, () => first()).finally(() => first());
+  return { requestId: request.requestId, engineIndex: stream.engineIndex, firstOutput, outcome };
 }

@@ -1,0 +1,162 @@
+// Priority 1: an engine dies mid-stream. Two mock-engine processes (engine 0 and engine 1) dial the same
+// handshake address; one of them dies. Its streams must fail with EngineDeadError quickly, the other
+// engine's streams must complete with the right tokens, and the health error must name the dead engine.
+import { expectedTokens } from "@vllm-engine-core/mock-engine";
+import { EngineDeadError, FinishReason } from "@vllm-engine-core/client";
+import { afterEach, describe, expect, it } from "vitest";
+import {
+  chatRequest,
+  connectEngines,
+  type Setup,
+  type StreamOutcome,
+  type Tracked,
+  track,
+  withTimeout,
+} from "../src/harness.ts";
+
+let setup: Setup | undefined;
+afterEach(async () => {
+  await setup?.close();
+  setup = undefined;
+});
+
+const PER_ENGINE = 8;
+const SURVIVOR_TOKENS = 300; // ~1.5 s at 5 ms per step: still running when the other engine dies
+
+async function openStreams(setupNow: Setup, rank: number, maxTokens: number, tag: string) {
+  return Promise.all(
+    Array.from({ length: PER_ENGINE }, (_, i) =>
+      track(setupNow.client, { ...chatRequest(`${tag}-${i}`, maxTokens), dataParallelRank: rank }),
+    ),
+  );
+}
+
+function expectCompleted(tracked: readonly Tracked[], outcomes: readonly StreamOutcome[]) {
+  outcomes.forEach((o, i) => {
+    const request = chatRequest(tracked[i]!.requestId, SURVIVOR_TOKENS);
+    expect(o.error).toBeUndefined();
+    expect(o.finishReason).toBe(FinishReason.LENGTH);
+    expect(o.finalOutputs).toBe(1);
+    expect(o.tokens).toEqual(expectedTokens(o.requestId, request.promptTokenIds, SURVIVOR_TOKENS));
+  });
+}
+
+describe("engine death mid-stream (two engine processes)", () => {
+  it("SIGKILL of engine 1: its streams fail with EngineDeadError within 1 s, engine 0's complete", async () => {
+    setup = await connectEngines([
+      { engineIndices: [0], stepMs: 5 },
+      { engineIndices: [1], stepMs: 5 },
+    ]);
+    const { client, engines } = setup;
+    let healthAt = 0;
+    client.onHealthChange(() => {
+      healthAt = performance.now();
+    });
+    const doomed = await openStreams(setup, 1, 1_000_000, "doomed");
+    const survivors = await openStreams(setup, 0, SURVIVOR_TOKENS, "survivor");
+    expect(doomed.every((t) => t.engineIndex === 1)).toBe(true);
+    expect(survivors.every((t) => t.engineIndex === 0)).toBe(true);
+    await Promise.all([...doomed, ...survivors].map((t) => t.firstOutput));
+
+    const killedAt = performance.now();
+    engines[1]!.kill("SIGKILL");
+    const failed = await withTimeout(Promise.all(doomed.map((t) => t.outcome)), 10_000, "doomed streams");
+    const first = Math.min(...failed.map((o) => o.endedAt)) - killedAt;
+    const last = Math.max(...failed.map((o) => o.endedAt)) - killedAt;
+    console.log(
+      `[reliability] SIGKILL detection: first stream failed after ${first.toFixed(1)} ms, last after ${last.toFixed(1)} ms, health error after ${(healthAt - killedAt).toFixed(1)} ms`,
+    );
+    for (const o of failed) {
+      expect(o.error).toBeInstanceOf(EngineDeadError);
+      expect((o.error as EngineDeadError).engineIndex).toBe(1);
+      expect(o.finalOutputs).toBe(0);
+    }
+    expect(last).toBeLessThan(1_000);
+
+    // The health error names the engine and the cause.
+    const health = client.healthError;
+    expect(health).toBeInstanceOf(EngineDeadError);
+    expect((health as EngineDeadError).engineIndex).toBe(1);
+    expect(health!.message).toMatch(/^Engine 1 is dead: .*without ENGINE_CORE_DEAD/);
+    expect(healthAt - killedAt).toBeLessThan(1_000);
+
+    // Engine 0's streams were still running when engine 1 died, and complete in full.
+    const completed = await withTimeout(
+      Promise.all(survivors.map((t) => t.outcome)),
+      20_000,
+      "survivor streams",
+    );
+    expect(Math.min(...completed.map((o) => o.endedAt))).toBeGreaterThan(killedAt + last);
+    expectCompleted(survivors, completed);
+    expect(await engines[1]!.exited).toEqual({ code: null, signal: "SIGKILL" });
+    // Engine 0 never saw an ABORT: nothing of its work was cancelled by the other engine's death.
+    expect(engines[0]!.events.some((e) => e.event === "abort")).toBe(false);
+
+    // Documented client behaviour (as vLLM's clients): after an engine death new calls fail with the
+    // recorded health error, even though engine 0 still serves the requests it already has.
+    await expect(client.call(chatRequest("after-death", 2))).rejects.toBe(health);
+  });
+
+  it("ENGINE_CORE_DEAD from the only engine: detected and attributed before the engine process exits", async () => {
+    setup = await connectEngines([{ engineIndices: [0], stepMs: 5, faults: { deadSentinelAfterSteps: 40 } }]);
+    const { client, engines } = setup;
+    const engine = engines[0]!;
+    let exitSeenAt = 0;
+    void engine.exited.then(() => {
+      exitSeenAt = Date.now();
+    });
+    const doomed = await openStreams(setup, 0, 1_000_000, "sentinel");
+    const failed = await withTimeout(Promise.all(doomed.map((t) => t.outcome)), 10_000, "doomed streams");
+    const detectedAt = Date.now() - (performance.now() - Math.max(...failed.map((o) => o.endedAt)));
+    const sent = await engine.waitForEvent((e) => e.event === "fault" && e.kind === "engine-dead");
+    const exitEvent = await engine.waitForEvent((e) => e.event === "exit", 10_000);
+    await engine.exited;
+    console.log(
+      `[reliability] ENGINE_CORE_DEAD (1 engine): sentinel sent at +0 ms, last stream failed at +${detectedAt - (sent.ts as number)} ms, engine logged exit at +${(exitEvent.ts as number) - (sent.ts as number)} ms, parent saw the exit at +${exitSeenAt - (sent.ts as number)} ms`,
+    );
+    for (const o of failed) {
+      expect(o.error).toBeInstanceOf(EngineDeadError);
+      expect((o.error as EngineDeadError).engineIndex).toBe(0);
+      expect((o.error as EngineDeadError).reason).toContain("ENGINE_CORE_DEAD");
+    }
+    expect(detectedAt).toBeLessThanOrEqual(exitSeenAt);
+    expect(detectedAt - (sent.ts as number)).toBeLessThan(1_000);
+    const health = client.healthError as EngineDeadError;
+    expect(health).toBeInstanceOf(EngineDeadError);
+    expect(health.engineIndex).toBe(0);
+    expect(health.message).toMatch(/^Engine 0 is dead: the engine sent ENGINE_CORE_DEAD/);
+  });
+
+  it("ENGINE_CORE_DEAD from engine 1 of 2: detected before it exits; unattributable, so it fails every engine (as vLLM)", async () => {
+    // The sentinel is a bare 16-byte frame on the shared output PULL socket: it carries no engine index.
+    // vLLM's Python and Rust clients both treat it as fatal for the whole client; the runtime does the same.
+    setup = await connectEngines([
+      { engineIndices: [0], stepMs: 5 },
+      { engineIndices: [1], stepMs: 5, faults: { deadSentinelAfterSteps: 40 } },
+    ]);
+    const { client, engines } = setup;
+    let exitSeenAt = 0;
+    void engines[1]!.exited.then(() => {
+      exitSeenAt = Date.now();
+    });
+    const doomed = await openStreams(setup, 1, 1_000_000, "sentinel");
+    const bystanders = await openStreams(setup, 0, 1_000_000, "bystander");
+    const failed = await withTimeout(Promise.all(doomed.map((t) => t.outcome)), 10_000, "doomed streams");
+    const detectedAt = Date.now() - (performance.now() - Math.max(...failed.map((o) => o.endedAt)));
+    const others = await withTimeout(Promise.all(bystanders.map((t) => t.outcome)), 10_000, "bystanders");
+    const sent = await engines[1]!.waitForEvent((e) => e.event === "fault" && e.kind === "engine-dead");
+    await engines[1]!.exited;
+    console.log(
+      `[reliability] ENGINE_CORE_DEAD (engine 1 of 2): streams failed at +${detectedAt - (sent.ts as number)} ms, parent saw the exit at +${exitSeenAt - (sent.ts as number)} ms`,
+    );
+    for (const o of [...failed, ...others]) {
+      expect(o.error).toBeInstanceOf(EngineDeadError);
+      expect((o.error as EngineDeadError).engineIndex).toBeNull();
+      expect((o.error as EngineDeadError).reason).toContain("ENGINE_CORE_DEAD");
+    }
+    expect(detectedAt).toBeLessThanOrEqual(exitSeenAt);
+    expect((client.healthError as EngineDeadError).engineIndex).toBeNull();
+    // Engine 0 itself is still running (it is not told anything: no ABORT goes to an engine marked dead).
+    expect(engines[0]!.events.some((e) => e.event === "exit")).toBe(false);
+  });
+});
