@@ -15,7 +15,7 @@ import { AsyncQueue } from "../queue.js";
 import { CREDIT_STEPS, CreditWriter } from "../replay/credit.js";
 import type { LatencyResult, ThroughputResult } from "../types.js";
 import { MeasureWindow } from "../window.js";
-import { CpuWindow, labelThreads } from "./engine.js";
+import { CpuWindow, labelThreads } from "./cpu-window.js";
 import {
   type EngineSpec,
   engineSpecFor,

@@ -4,7 +4,7 @@ import { EngineCoreClient } from "@vllm-engine-core/client";
 import { spinFor, type ThreadMarker } from "@vllm-engine-core/probe";
 import { ConsumerThread } from "../consumer-thread.js";
 import type { LatencyResult, OpenStreamsMemory, SlowReaderMemory, ThroughputResult } from "../types.js";
-import { CpuWindow, labelThreads } from "./engine.js";
+import { CpuWindow, labelThreads } from "./cpu-window.js";
 import {
   type EngineSpec,
   engineSpecFor,

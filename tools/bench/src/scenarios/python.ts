@@ -7,7 +7,7 @@ import { fileURLToPath } from "node:url";
 import { wireRequest } from "@vllm-engine-core/probe";
 import { encodeAddRequest } from "@vllm-engine-core/protocol";
 import type { ThroughputResult } from "../types.js";
-import { CpuWindow } from "./engine.js";
+import { CpuWindow } from "./cpu-window.js";
 import { engineSpecFor, loadStreamIds, startLoadEngine, type ThroughputOptions } from "./load-engine.js";
 
 export const PYTHON = "/usr/bin/python3";

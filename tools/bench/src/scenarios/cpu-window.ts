@@ -1,10 +1,7 @@
-// Engine and thread plumbing shared by the scenarios.
-
+// CPU use of the engine process and of this process's threads over a measurement window.
 import { type CpuSample, cpuAvailable, cpuBetween, sampleCpu } from "../cpu.js";
 import { labelThreads } from "../threads.js";
 import type { CpuReport } from "../types.js";
-
-export { startProbeEngine as startEngine } from "@vllm-engine-core/probe";
 
 /** CPU sampling between two instants for the engine process and this process's threads. */
 export class CpuWindow {
