@@ -51,6 +51,8 @@ export interface StreamOutcome {
   finalOutputs: number;
   /** Outputs received after the final one (must be 0). */
   afterFinal: number;
+  /** Longest pause between two consecutive outputs, in ms. */
+  maxGapMs: number;
 }
 
 /** Drains a stream and records how it ended instead of throwing; `onOutput` sees every output. */
@@ -67,9 +69,14 @@ export async function drain(
     endedAt: 0,
     finalOutputs: 0,
     afterFinal: 0,
+    maxGapMs: 0,
   };
+  let lastAt: number | undefined;
   try {
     for await (const output of stream) {
+      const now = performance.now();
+      if (lastAt !== undefined) outcome.maxGapMs = Math.max(outcome.maxGapMs, now - lastAt);
+      lastAt = now;
       onOutput?.(output);
       if (outcome.finalOutputs > 0) outcome.afterFinal += 1;
       outcome.tokens.push(...output.newTokenIds);

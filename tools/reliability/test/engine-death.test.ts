@@ -1,8 +1,9 @@
 // Priority 1: an engine dies mid-stream. Two mock-engine processes (engine 0 and engine 1) dial the same
 // handshake address; one of them dies. Its streams must fail with EngineDeadError quickly, the other
 // engine's streams must complete with the right tokens, and the health error must name the dead engine.
-import { expectedTokens } from "@vllm-engine-core/mock-engine";
+
 import { EngineDeadError, FinishReason } from "@vllm-engine-core/client";
+import { expectedTokens } from "@vllm-engine-core/mock-engine";
 import { afterEach, describe, expect, it } from "vitest";
 import {
   chatRequest,
