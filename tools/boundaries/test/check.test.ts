@@ -1,0 +1,176 @@
+// Feeds the checker small fixture trees (written to a temp dir per test) and checks what it reports.
+import { execFileSync } from "node:child_process";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterEach, describe, expect, it } from "vitest";
+import { checkRepository, findImports, type Violation } from "../src/index.ts";
+
+const trees: string[] = [];
+afterEach(() => {
+  for (const tree of trees.splice(0)) rmSync(tree, { recursive: true, force: true });
+});
+
+/** Writes `files` (path → contents) into a fresh directory and returns it. */
+function fixture(files: Record<string, string>): string {
+  const root = mkdtempSync(join(tmpdir(), "boundaries-fixture-"));
+  trees.push(root);
+  for (const [path, text] of Object.entries(files)) {
+    mkdirSync(dirname(join(root, path)), { recursive: true });
+    writeFileSync(join(root, path), text);
+  }
+  return root;
+}
+
+const manifest = (deps: Record<string, string> = {}) => JSON.stringify({ name: "x", dependencies: deps });
+
+/** A tree that follows the policy everywhere it can be tested. */
+const CLEAN: Record<string, string> = {
+  "packages/client/package.json": manifest({ "@vllm-engine-core/runtime": "workspace:*" }),
+  "packages/client/src/index.ts":
+    'import { openConnection } from "@vllm-engine-core/runtime";\nexport { openConnection };\n',
+  "packages/runtime/src/host/index.ts":
+    "// mentions @vllm-engine-core/transport and zeromq only in a comment\nexport const x = 'zeromq';\n",
+  "packages/runtime/src/worker/main.ts":
+    'import { connectTransport } from "@vllm-engine-core/transport";\nvoid connectTransport;\n',
+  "packages/transport/src/index.ts": 'import * as zmq from "zeromq";\nexport { zmq };\n',
+  "packages/transport/test/a.test.ts":
+    'import { connectTransport } from "../src/index.ts";\nimport "zeromq";\nvoid connectTransport;\n',
+  "tools/mock-engine/src/engine.ts": 'import { Dealer } from "zeromq";\nvoid Dealer;\n',
+  "tools/probe/src/floor.ts": 'const zmq = await import("zeromq");\nvoid zmq;\n',
+  "tools/demo/src/main.ts": 'import { connect } from "@vllm-engine-core/client";\nvoid connect;\n',
+};
+
+const rules = (violations: Violation[]) =>
+  violations.map((v) =>
+    v.kind === "import" ? `${v.rule} ${v.file}:${v.line}` : `manifest ${v.file} ${v.field} ${v.dependency}`,
+  );
+
+describe("checkRepository", () => {
+  it("accepts a tree that follows the policy", () => {
+    const { violations, scannedFiles } = checkRepository(fixture(CLEAN));
+    expect(violations).toEqual([]);
+    expect(scannedFiles).toContain("packages/runtime/src/worker/main.ts");
+    expect(scannedFiles).toContain("tools/probe/src/floor.ts");
+  });
+
+  it("catches the transport imported outside the runtime worker (client, runtime host, runtime tests)", () => {
+    const root = fixture({
+      ...CLEAN,
+      "packages/client/src/bad.ts":
+        'import { connectTransport } from "@vllm-engine-core/transport";\nvoid connectTransport;\n',
+      "packages/runtime/src/host/bad.ts":
+        'import type { TransportConfig } from "@vllm-engine-core/transport";\nexport type C = TransportConfig;\n',
+      "packages/runtime/test/bad.test.ts": 'export * from "@vllm-engine-core/transport/internal";\n',
+    });
+    expect(rules(checkRepository(root).violations)).toEqual([
+      "transport-outside-runtime-worker packages/client/src/bad.ts:1",
+      "transport-outside-runtime-worker packages/runtime/src/host/bad.ts:1",
+      "transport-outside-runtime-worker packages/runtime/test/bad.test.ts:1",
+    ]);
+  });
+
+  it("catches a relative path that reaches into packages/transport", () => {
+    const root = fixture({
+      ...CLEAN,
+      "packages/client/src/sneaky.ts":
+        'import { connectTransport } from "../../transport/src/index.ts";\nvoid connectTransport;\n',
+    });
+    const [violation] = checkRepository(root).violations;
+    expect(violation).toMatchObject({
+      kind: "import",
+      rule: "transport-outside-runtime-worker",
+      file: "packages/client/src/sneaky.ts",
+      specifier: "../../transport/src/index.ts",
+    });
+  });
+
+  it("catches zeromq in every import form outside the allowed code", () => {
+    const root = fixture({
+      ...CLEAN,
+      "packages/client/src/forms.ts": [
+        'import * as zmq from "zeromq";',
+        'import type { Router } from "zeromq";',
+        'export { Dealer } from "zeromq/v5-compat";',
+        'const lazy = await import("zeromq");',
+        'const viaRequire = require("zeromq");',
+        'const where = import.meta.resolve("zeromq");',
+        'type T = typeof import("zeromq");',
+        "void zmq; void lazy; void viaRequire; void where;",
+        "export type { Router, T };",
+      ].join("\n"),
+      "packages/runtime/src/worker/zmq.ts": 'import { Router } from "zeromq";\nvoid Router;\n', // worker: via transport only
+      "tools/demo/src/peek.mjs": 'import("zeromq");\n',
+    });
+    const violations = checkRepository(root).violations;
+    expect(
+      violations
+        .filter((v) => v.kind === "import" && v.file === "packages/client/src/forms.ts")
+        .map((v) => v.kind === "import" && v.importKind),
+    ).toEqual(["import", "import type", "export from", "import()", "require()", "resolve()", "import type"]);
+    expect(rules(violations).filter((r) => !r.includes("forms.ts"))).toEqual([
+      "zeromq-outside-allowed-code packages/runtime/src/worker/zmq.ts:1",
+      "zeromq-outside-allowed-code tools/demo/src/peek.mjs:1",
+    ]);
+    expect(violations[0]!.message).toContain("only packages/transport/, tools/mock-engine/, tools/probe/");
+  });
+
+  it("catches zeromq or the transport declared in the client's package.json", () => {
+    const root = fixture({
+      ...CLEAN,
+      "packages/client/package.json": JSON.stringify({
+        name: "@vllm-engine-core/client",
+        dependencies: { zeromq: "6.8.0" },
+        devDependencies: { "@vllm-engine-core/transport": "workspace:*" },
+      }),
+    });
+    expect(rules(checkRepository(root).violations)).toEqual([
+      "manifest packages/client/package.json dependencies zeromq",
+      "manifest packages/client/package.json devDependencies @vllm-engine-core/transport",
+    ]);
+  });
+
+  it("does not look outside the scanned roots (dist, node_modules, tools/*/test)", () => {
+    const root = fixture({
+      ...CLEAN,
+      "packages/client/dist/index.js": 'import "zeromq";\n',
+      "packages/client/src/node_modules/x/index.js": 'import "zeromq";\n',
+      "tools/demo/test/t.test.ts": 'import "zeromq";\n',
+    });
+    expect(checkRepository(root).violations).toEqual([]);
+  });
+});
+
+describe("findImports", () => {
+  it("ignores module names in comments and ordinary strings", () => {
+    const sites = findImports("a.ts", '// import "zeromq"\nconst s = "zeromq";\n/* require("zeromq") */\n');
+    expect(sites).toEqual([]);
+  });
+
+  it("reports line and column of the specifier", () => {
+    expect(findImports("a.ts", '\n  import x from "zeromq";\n')).toEqual([
+      { specifier: "zeromq", line: 2, column: 17, kind: "import" },
+    ]);
+  });
+});
+
+describe("the check:boundaries command", () => {
+  const cli = fileURLToPath(new URL("../src/cli.ts", import.meta.url));
+  const tsx = fileURLToPath(new URL("../node_modules/.bin/tsx", import.meta.url));
+
+  it("exits 1 and names the violation on a bad tree, 0 on a clean one", () => {
+    const bad = fixture({ ...CLEAN, "packages/client/src/bad.ts": 'import "zeromq";\n' });
+    let failure: { status: number; stderr: string } | undefined;
+    try {
+      execFileSync(tsx, [cli, "--root", bad], { encoding: "utf8", stdio: "pipe" });
+    } catch (error) {
+      failure = error as { status: number; stderr: string };
+    }
+    expect(failure?.status).toBe(1);
+    expect(failure?.stderr).toContain('packages/client/src/bad.ts:1:8 import "zeromq"');
+
+    const out = execFileSync(tsx, [cli, "--root", fixture(CLEAN)], { encoding: "utf8", stdio: "pipe" });
+    expect(out).toContain("no violations");
+  });
+});
