@@ -1,6 +1,7 @@
 // Shared building blocks of the reliability scenarios: addresses, mock engines as child processes,
 // clients connected to them, stream collection that records how a stream ended, and bounded waits.
 import { randomUUID } from "node:crypto";
+import { rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { EngineCoreClient, type EngineCoreClientConfig } from "@vllm-engine-core/client";
@@ -11,8 +12,22 @@ import {
 } from "@vllm-engine-core/mock-engine";
 import type { EngineCoreOutput } from "@vllm-engine-core/protocol";
 
+const ipcPaths = new Set<string>();
+
+/** A fresh ipc:// endpoint in the temp dir; `removeIpcFiles()` deletes the files these leave behind. */
 export function ipcAddress(tag: string): string {
-  return `ipc://${join(tmpdir(), `vec-rel-${tag}-${randomUUID().slice(0, 8)}.sock`)}`;
+  const path = join(tmpdir(), `vec-rel-${tag}-${randomUUID().slice(0, 8)}.sock`);
+  ipcPaths.add(path);
+  return `ipc://${path}`;
+}
+
+/**
+ * Deletes the socket files of every ipc address handed out so far: the file of an explicit ipc:// bind
+ * stays after the socket is closed (observed with zeromq 6.8), so they would pile up in the temp dir.
+ */
+export function removeIpcFiles(): void {
+  for (const path of ipcPaths) rmSync(path, { force: true });
+  ipcPaths.clear();
 }
 
 export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
