@@ -41,9 +41,9 @@ export function buildRows(before: PhaseResult, after: PhaseResult, blockMs: numb
         : `runtime not identified (${a.runtimeCandidates} candidates)`,
     });
     rows.push({
-      measurement: "ZeroMQ TCP descriptors in libzmq's I/O thread epoll (in any JS thread's epoll)",
-      before: `${b.libzmqTcp.count} (${b.zmqTcpInNodeLoops})`,
-      after: `${a.libzmqTcp.count} (${a.zmqTcpInNodeLoops})`,
+      measurement: "ZeroMQ TCP descriptors: in libzmq's I/O thread epoll / in any JS thread's epoll",
+      before: `${b.libzmqTcp.count} / ${b.zmqTcpInNodeLoops}`,
+      after: `${a.libzmqTcp.count} / ${a.zmqTcpInNodeLoops}`,
     });
   }
   const seconds = `${(blockMs / 1000).toFixed(blockMs % 1000 === 0 ? 0 : 1)} s`;

@@ -46,7 +46,7 @@ describe("probe table", () => {
     expect(rows.map((r) => [r.before, r.after])).toEqual([
       ["2", "0"],
       ["0 (no runtime thread)", "2"],
-      ["4 (0)", "4 (0)"],
+      ["4 / 0", "4 / 0"],
       ["2.50 s / 4.90 s / 4.90 s (n=3)", "500 µs / 900 µs / 900 µs (n=3)"],
       ["4.00 s / 4.00 s / 4.00 s (n=1)", "3.00 ms / 3.00 ms / 3.00 ms (n=1)"],
     ]);
