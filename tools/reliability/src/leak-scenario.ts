@@ -218,7 +218,8 @@ async function connectPhase(
   while (engineSlots.size < Math.min(withEngine, count)) engineSlots.add(Math.floor(random() * count));
   await runLimited(count, concurrency, async (i) => {
     const kind = engineSlots.has(i) ? pick(random, ENGINE_KINDS) : pick(random, ENGINE_LESS_KINDS);
-    const entry = (kinds[kind] ??= { attempts: 0, aborted: 0, completed: 0 });
+    kinds[kind] ??= { attempts: 0, aborted: 0, completed: 0 };
+    const entry = kinds[kind];
     entry.attempts += 1;
     try {
       const outcome = await abortedConnect(kind, random);
