@@ -65,6 +65,13 @@ export class ZmqEngineTransport implements EngineTransport {
       this.#byIndex.set(engine.index, engine);
       this.#byHex.set(identityHex(engine.identity), engine);
     }
+    if (!parts.detectsVanishedEngines) {
+      process.emitWarning(
+        "This libzmq build lacks ZMQ_ROUTER_NOTIFY (draft API): engines that vanish without ENGINE_CORE_DEAD " +
+          "are only noticed when a send to them fails.",
+        { code: "VLLM_TRANSPORT_NO_VANISH_DETECTION" },
+      );
+    }
     this.#loops.push(this.#watchInput());
     parts.coordinator?.start((reason) => this.#reportDead(null, reason));
   }

@@ -1,10 +1,5 @@
 import type * as zmq from "zeromq";
 
-/** Rejects with the signal's reason (a DOMException "AbortError" when none was given). */
-export function throwIfAborted(signal: AbortSignal | undefined): void {
-  signal?.throwIfAborted();
-}
-
 /** Settles like `promise`, or rejects with the signal's reason as soon as it aborts. Leaves no listener. */
 export function abortable<T>(promise: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
   if (signal === undefined) return promise;
