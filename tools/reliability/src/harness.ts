@@ -194,3 +194,17 @@ export async function track(
   const outcome = drain(request.requestId, stream, () => first()).finally(() => first());
   return { requestId: request.requestId, engineIndex: stream.engineIndex, firstOutput, outcome };
 }
+
+/**
+ * Waits until no engine of `client` has a running request, using the engines' own view: vLLM's (and the
+ * mock's) `reset_prefix_cache` returns false while running requests hold KV blocks. Proves that every
+ * request a test dropped was finished or aborted on the engine, not just forgotten by the client.
+ */
+export async function waitForIdleEngines(client: EngineCoreClient, timeoutMs = 10_000): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (await client.resetPrefixCache()) return true;
+    if (Date.now() >= deadline) return false;
+    await sleep(50);
+  }
+}

@@ -9,7 +9,7 @@
 // Resources are sampled after a warm-up (baseline) and once everything is closed and the runtime retired.
 import { EngineCoreClient, type EngineCoreOutputStream } from "@vllm-engine-core/client";
 import { type MockEngineProcess, startMockEngine } from "@vllm-engine-core/mock-engine";
-import { chatRequest, ipcAddress, sleep, withTimeout } from "./harness.js";
+import { chatRequest, ipcAddress, sleep, waitForIdleEngines, withTimeout } from "./harness.js";
 import { between, pick, type Random, runLimited, seededRandom } from "./random.js";
 import { type ResourceSample, sample, settleHeap } from "./resources.js";
 
@@ -152,6 +152,10 @@ async function keeperPhases(
     await timed("B: streams opened and dropped", () =>
       streamPhase(keeper.client, options.streams, random, sinks.streamModes, sinks.errors, sinks.registry),
     );
+    // Every dropped request was aborted (or finished) on the engines too.
+    if (!(await timed("B: engines idle", () => waitForIdleEngines(keeper.client)))) {
+      sinks.errors.push("the engines still run some of the dropped requests 10 s after part B");
+    }
     const utilitiesOk = await timed("C: utility calls in flight at once", () =>
       utilityPhase(keeper.client, options.utilities, sinks.errors),
     );
@@ -278,7 +282,7 @@ async function abortedConnect(
         controller.abort(reason);
         break;
       case "random-moment":
-        await sleep(between(random, 0, 400));
+        await sleep(between(random, 0, 60));
         controller.abort(reason);
         break;
     }

@@ -6,7 +6,14 @@ import { Worker } from "node:worker_threads";
 import { FinishReason } from "@vllm-engine-core/client";
 import { expectedTokens } from "@vllm-engine-core/mock-engine";
 import { afterEach, describe, expect, it } from "vitest";
-import { chatRequest, connectEngines, type Setup, track, withTimeout } from "../src/harness.ts";
+import {
+  chatRequest,
+  connectEngines,
+  removeIpcFiles,
+  type Setup,
+  track,
+  withTimeout,
+} from "../src/harness.ts";
 
 const fixture = (name: string) => fileURLToPath(new URL(`./fixtures/${name}`, import.meta.url));
 
@@ -14,6 +21,7 @@ let setup: Setup | undefined;
 afterEach(async () => {
   await setup?.close();
   setup = undefined;
+  removeIpcFiles();
 });
 
 const MAIN_TOKENS = 1_200; // ~6 s at 5 ms per step: still streaming after the worker's requests are aborted

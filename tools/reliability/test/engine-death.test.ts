@@ -8,6 +8,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import {
   chatRequest,
   connectEngines,
+  removeIpcFiles,
   type Setup,
   type StreamOutcome,
   type Tracked,
@@ -19,6 +20,7 @@ let setup: Setup | undefined;
 afterEach(async () => {
   await setup?.close();
   setup = undefined;
+  removeIpcFiles();
 });
 
 const PER_ENGINE = 8;

@@ -16,6 +16,7 @@ import {
   connectEngines,
   drain,
   ipcAddress,
+  removeIpcFiles,
   type Setup,
   sleep,
   startEngines,
@@ -30,6 +31,7 @@ afterEach(async () => {
   setup = undefined;
   await stopAll(extraEngines);
   extraEngines = [];
+  removeIpcFiles();
 });
 
 const adds = (engine: MockEngineProcess) =>

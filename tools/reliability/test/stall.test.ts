@@ -4,12 +4,21 @@
 import { FinishReason } from "@vllm-engine-core/client";
 import { expectedTokens } from "@vllm-engine-core/mock-engine";
 import { afterEach, describe, expect, it } from "vitest";
-import { chatRequest, connectEngines, type Setup, sleep, track, withTimeout } from "../src/harness.ts";
+import {
+  chatRequest,
+  connectEngines,
+  removeIpcFiles,
+  type Setup,
+  sleep,
+  track,
+  withTimeout,
+} from "../src/harness.ts";
 
 let setup: Setup | undefined;
 afterEach(async () => {
   await setup?.close();
   setup = undefined;
+  removeIpcFiles();
 });
 
 const STALL_MS = 10_000;
