@@ -8,7 +8,7 @@ import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { machineInfo, type Summary } from "@vllm-engine-core/probe";
-import { renderProfile, summarizeProfiles } from "./profile.js";
+import { renderProfile } from "./profile.js";
 import {
   type BenchDocument,
   type CodecRow,
@@ -23,7 +23,7 @@ const HELP = `usage: bench [--quick] [--skip-probe] [--profile] [--only throughp
 
   --quick       shorter windows (1 s) for a smoke run; numbers are noisier
   --skip-probe  reuse bench-results/probe.json instead of running tools/probe (≈45 s)
-  --profile     also profile the product (replay engine, 1024 streams) with node --cpu-prof
+  --profile     also profile the product's and the ceiling's working threads (replay engine, 1024 streams)
   --only        run only these sections (the rest is left out of the results)`;
 
 const { values } = parseArgs({
@@ -249,19 +249,27 @@ if (sections.has("memory")) {
 
 let profile: BenchDocument["profile"];
 if (values.profile) {
+  // Profiles of the working threads over the measurement window (inspector, no hook in the product).
   const profileDir = join(tmpDir, "profiles");
   rmSync(profileDir, { recursive: true, force: true });
   const recording = join(tmpDir, "recording-1024.bin");
-  log(`profile: product, replay engine, 1024 streams (node --cpu-prof → ${relative(repoRoot, profileDir)})`);
-  const profiled = await attempt("profile", async () => {
-    if (!existsSync(recording)) await scenario("record", { streams: 1024, messages: 64, out: recording });
-    const flags = ["--cpu-prof", `--cpu-prof-dir=${profileDir}`];
-    return scenario("throughput-product", { streams: 1024, warmupMs, measureMs, recording }, flags);
-  });
-  if (profiled !== undefined) {
-    // The runtime and consumer threads do the work; the main thread and the replay engine only set up.
-    profile = summarizeProfiles([profileDir], 15).filter((p) => p.thread !== "other");
-    for (const p of profile) console.log(renderProfile(p));
+  profile = [];
+  for (const runner of ["product", "ceiling"] as const) {
+    log(`profile: ${runner}, replay engine, 1024 streams (→ ${relative(repoRoot, profileDir)})`);
+    const result = await attempt(`profile ${runner}`, async () => {
+      if (!existsSync(recording)) await scenario("record", { streams: 1024, messages: 64, out: recording });
+      return scenario<ThroughputResult>(`throughput-${runner}`, {
+        streams: 1024,
+        warmupMs,
+        measureMs,
+        recording,
+        profileDir,
+      });
+    });
+    for (const p of result?.profile ?? []) {
+      console.log(renderProfile(p));
+      profile.push(p);
+    }
   }
 }
 

@@ -10,7 +10,7 @@ interface ProfileNode {
   children?: number[];
 }
 
-interface CpuProfile {
+export interface CpuProfile {
   nodes: ProfileNode[];
   samples?: number[];
   timeDeltas?: number[];
@@ -44,7 +44,12 @@ function shortUrl(url: string): string {
   return parts.slice(-3).join("/");
 }
 
-export function summarizeProfile(profile: CpuProfile, file: string, top = 15): ProfileSummary {
+export function summarizeProfile(
+  profile: CpuProfile,
+  file: string,
+  top = 15,
+  thread?: string,
+): ProfileSummary {
   const byId = new Map(profile.nodes.map((n) => [n.id, n]));
   const selfUs = new Map<number, number>();
   const samples = profile.samples ?? [];
@@ -77,13 +82,21 @@ export function summarizeProfile(profile: CpuProfile, file: string, top = 15): P
   const busyMs = (total - idle) / 1000;
   const list = [...agg.values()].sort((a, b) => b.selfMs - a.selfMs).slice(0, top);
   for (const f of list) f.share = busyMs > 0 ? f.selfMs / busyMs : 0;
+  return {
+    file: basename(file),
+    thread: thread ?? threadOf(profile),
+    totalMs: total / 1000,
+    busyMs,
+    top: list,
+  };
+}
+
+/** Which thread a profile came from, by the scripts it ran. */
+export function threadOf(profile: CpuProfile): string {
   const urls = profile.nodes.map((n) => n.callFrame.url);
-  const thread = urls.some((u) => u.endsWith("/worker/main.js") && u.includes("runtime"))
-    ? "runtime thread"
-    : urls.some((u) => u.endsWith("consumer-worker.js"))
-      ? "consumer thread"
-      : "other";
-  return { file: basename(file), thread, totalMs: total / 1000, busyMs, top: list };
+  if (urls.some((u) => u.endsWith("/worker/main.js") && u.includes("runtime"))) return "runtime thread";
+  if (urls.some((u) => u.endsWith("consumer-worker.js"))) return "consumer thread";
+  return "other";
 }
 
 export function summarizeProfiles(paths: readonly string[], top = 15): ProfileSummary[] {

@@ -376,7 +376,13 @@ export function renderMarkdown(doc: BenchDocument): string {
     );
   }
   if (doc.profile && doc.profile.length > 0) {
-    out.push("## CPU profile (product, replay engine, 1024 streams; `--profile`)", "");
+    out.push(
+      "## CPU profiles (replay engine, 1024 streams, over the measurement window; `--profile`)",
+      "",
+      "Taken through the inspector (NodeWorker domain) in the scenario process: no hook in the product.",
+      "Self time per function; `(program)` is V8/native work outside JS functions.",
+      "",
+    );
     for (const p of doc.profile) {
       out.push(
         `${p.thread} (\`${p.file}\`): ${p.busyMs.toFixed(0)} ms busy of ${p.totalMs.toFixed(0)} ms sampled`,

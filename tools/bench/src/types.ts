@@ -1,6 +1,7 @@
 // Result shapes of the bench scenarios (what results.json holds).
 import type { Summary } from "@vllm-engine-core/probe";
 import type { MemoryUsage } from "./consumer-protocol.js";
+import type { ProfileSummary } from "./profile.js";
 
 export interface ThreadCpu {
   label: string;
@@ -34,6 +35,8 @@ export interface ThroughputResult {
   notes?: string[];
   /** outputs/s of every round when the bench ran several (the result shown is the best one). */
   rounds?: number[];
+  /** CPU profiles of the working threads over the window (bench --profile). */
+  profile?: ProfileSummary[];
 }
 
 export interface LatencyResult {

@@ -23,6 +23,7 @@ import {
   startLoadEngine,
   type ThroughputOptions,
 } from "./load-engine.js";
+import { WindowProfile } from "./window-profile.js";
 
 const HUGE = 100_000_000;
 
@@ -34,6 +35,7 @@ async function runDirect(
     warmupMs: number;
     measureMs: number;
     clockPerOutput: boolean;
+    profile?: WindowProfile | undefined;
   },
   onOutput: (output: EngineCoreOutput, sentMs: number, measuring: boolean) => void,
 ): Promise<{ windowMs: number; cpu: CpuWindow }> {
@@ -54,9 +56,13 @@ async function runDirect(
       warmupMs: o.warmupMs,
       measureMs: o.measureMs,
       onPhase: (phase) => {
-        if (phase === "measuring") cpu.start();
+        if (phase === "measuring") {
+          cpu.start();
+          o.profile?.start();
+        }
         if (phase === "done") {
           cpu.stop();
+          o.profile?.stop();
           closeWindow();
         }
       },
@@ -116,12 +122,16 @@ export async function ceilingThroughput(o: ThroughputOptions): Promise<Throughpu
     warmupMs: o.warmupMs,
     measureMs: o.measureMs,
     clockPerOutput: false,
+    profile: o.profileDir
+      ? new WindowProfile(o.profileDir, `ceiling-${o.streams}`, "ceiling thread")
+      : undefined,
   };
   const { windowMs, cpu } = await runDirect(run, (output, _sent, measuring) => {
     if (!measuring) return;
     tokens += output.newTokenIds.length;
     if (output.newTokenIds.length > 1) merged++;
   });
+  const profiles = await run.profile?.result();
   return {
     runner: "ceiling",
     streams: o.streams,
@@ -130,6 +140,7 @@ export async function ceilingThroughput(o: ThroughputOptions): Promise<Throughpu
     merged,
     windowMs,
     cpu: cpu.report,
+    ...(profiles ? { profile: profiles } : {}),
   };
 }
 

@@ -25,6 +25,8 @@ export interface ThroughputOptions {
   measureMs: number;
   /** Replay recording; without it the mock engine runs at full load (step 0 ms). */
   recording?: string;
+  /** Profile the working threads over the window and write the profiles here. */
+  profileDir?: string;
 }
 
 export function engineSpecFor(o: ThroughputOptions): EngineSpec {

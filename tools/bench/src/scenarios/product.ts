@@ -12,6 +12,7 @@ import {
   startLoadEngine,
   type ThroughputOptions,
 } from "./load-engine.js";
+import { WindowProfile } from "./window-profile.js";
 
 interface Product {
   client: EngineCoreClient;
@@ -49,9 +50,18 @@ const HUGE = 100_000_000;
 
 export function productThroughput(o: ThroughputOptions): Promise<ThroughputResult> {
   return withProduct(engineSpecFor(o), async ({ consumer, cpu, engine }) => {
+    const profile = o.profileDir
+      ? new WindowProfile(o.profileDir, `product-${o.streams}`, undefined)
+      : undefined;
     consumer.onPhase = (phase) => {
-      if (phase === "measuring") cpu.start();
-      if (phase === "done") cpu.stop();
+      if (phase === "measuring") {
+        cpu.start();
+        profile?.start();
+      }
+      if (phase === "done") {
+        cpu.stop();
+        profile?.stop();
+      }
     };
     const run = {
       kind: "throughput" as const,
@@ -62,6 +72,7 @@ export function productThroughput(o: ThroughputOptions): Promise<ThroughputResul
     };
     consumer.send({ type: "run", run: engine.creditFile ? { ...run, creditFile: engine.creditFile } : run });
     const { outcome } = await consumer.expect("throughput");
+    const profiles = await profile?.result();
     return {
       runner: "product",
       streams: o.streams,
@@ -70,6 +81,7 @@ export function productThroughput(o: ThroughputOptions): Promise<ThroughputResul
       merged: outcome.merged,
       windowMs: outcome.windowMs,
       cpu: cpu.report,
+      ...(profiles ? { profile: profiles } : {}),
     };
   });
 }
