@@ -1,4 +1,4 @@
-// Summarises V8 .cpuprofile files (node --cpu-prof): self time per function, hottest first.
+// Summarises V8 .cpuprofile files (inspector or node --cpu-prof): self time per function, hottest first.
 //   node dist/profile.js <dir-or-file>... [--top 15]
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { basename, join } from "node:path";
