@@ -112,7 +112,15 @@ export class RuntimeLink {
     const result = new Promise<CallResult>((resolve, reject) => {
       this.pending.set(id, { resolve, reject });
     }).finally(release);
-    this.post({ ...body, id });
+    try {
+      this.post({ ...body, id });
+    } catch (error) {
+      // Nothing was sent (e.g. a DataCloneError for an argument that cannot cross threads): forget the
+      // call, or it would keep this thread alive and reject unobserved when the runtime ends.
+      this.pending.delete(id);
+      release();
+      throw error;
+    }
     return { id, result };
   }
 
