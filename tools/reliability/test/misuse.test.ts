@@ -1,4 +1,6 @@
+import { spawn } from "node:child_process";
 import { type AddressInfo, createServer, type Server } from "node:net";
+import { fileURLToPath } from "node:url";
 // Priority 3: caller misuse. Every misuse gets a typed error (stable name and code) and nothing reaches the
 // engine for it: the mock engine's event log must show no ADD (and no ABORT) that the caller did not mean.
 import {
@@ -274,6 +276,11 @@ describe("caller misuse", () => {
     const transport = { mode: "handshake-owner" as const, readyTimeoutMs: 20_000, ...local };
     const first = await EngineCoreClient.connect({ transport: { ...transport, handshakeAddress: hs1 } });
     await (await track(first, chatRequest("one", 2))).outcome;
+    // The first engine must be gone before the ports are reused: a live engine's DEALER and PUSH reconnect
+    // by themselves to whatever binds those ports next, and its DEALER (same identity 0) would then shadow
+    // the second engine's registration.
+    extraEngines[0]!.kill("SIGKILL");
+    await extraEngines[0]!.exited;
     const pending = first.shutdown();
     await first.shutdown();
     const again = await EngineCoreClient.connect({ transport: { ...transport, handshakeAddress: hs2 } });
@@ -284,5 +291,30 @@ describe("caller misuse", () => {
       await pending;
       await again.shutdown();
     }
+  });
+});
+
+describe("caller misuse, whole process", () => {
+  it("arguments that cannot cross to the runtime thread: the call fails, nothing stays pending, the process exits cleanly", async () => {
+    const fixture = fileURLToPath(new URL("./fixtures/unclonable-args.mjs", import.meta.url));
+    const child = spawn(process.execPath, [fixture], { stdio: ["ignore", "pipe", "pipe"] });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (d) => {
+      stdout += d;
+    });
+    child.stderr.on("data", (d) => {
+      stderr += d;
+    });
+    const timer = setTimeout(() => child.kill("SIGKILL"), 30_000);
+    const [code, signal] = await new Promise<[number | null, NodeJS.Signals | null]>((resolve) =>
+      child.once("exit", (c, s) => resolve([c, s])),
+    );
+    clearTimeout(timer);
+    expect({ code, signal, stderr }).toEqual({ code: 0, signal: null, stderr: "" });
+    expect(JSON.parse(stdout.trim())).toEqual({
+      errors: ["DataCloneError", "DataCloneError", "DataCloneError"],
+      tokens: 3,
+    });
   });
 });
