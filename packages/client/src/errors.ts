@@ -31,3 +31,15 @@ export class InvalidConfigError extends Error {
     super(`Invalid EngineCoreClient config at \`${field}\`: ${detail}. Fix the config and connect again.`);
   }
 }
+
+/** `next()` was called on an output stream while an earlier `next()` on it had not settled yet. */
+export class ConcurrentReadError extends Error {
+  override readonly name = "ConcurrentReadError";
+  readonly code = "CONCURRENT_READ";
+  constructor(readonly requestId: string) {
+    super(
+      `next() was called on the stream of request "${requestId}" while another next() on it is still pending. ` +
+        "Await each next() before calling it again, or read the stream with one for-await loop.",
+    );
+  }
+}

@@ -4,6 +4,7 @@
 // per engine step: consecutive plain token deltas that nobody has read yet are merged into the
 // newest unread one (the engine's outputs are deltas, so merging keeps their meaning).
 import { type EngineCoreOutput, FinishReason } from "@vllm-engine-core/protocol";
+import { ConcurrentReadError } from "./errors.js";
 
 export interface StreamController {
   /** Called once when the consumer leaves before the final output: abort on the engine. */
@@ -147,9 +148,7 @@ export class EngineCoreOutputStream implements AsyncIterableIterator<EngineCoreO
     }
     if (this.#closed) return Promise.resolve({ value: undefined, done: true });
     if (this.#waiter !== undefined) {
-      return Promise.reject(
-        new Error(`next() called on stream ${this.requestId} while another next() is pending`),
-      );
+      return Promise.reject(new ConcurrentReadError(this.requestId));
     }
     return new Promise((resolve, reject) => {
       this.#waiter = { resolve, reject };
