@@ -5,6 +5,7 @@ import { fileURLToPath } from "node:url";
 // engine for it: the mock engine's event log must show no ADD (and no ABORT) that the caller did not mean.
 import {
   ClientClosedError,
+  ConcurrentReadError,
   DuplicateRequestIdError,
   EngineCoreClient,
   FinishReason,
@@ -230,6 +231,22 @@ describe("caller misuse", () => {
     await engines[0]!.waitForEvent((e) => e.event === "abort");
     await sleep(200);
     expect(aborts(engines[0]!)).toEqual([["live"]]);
+  });
+
+  it("a second next() while one is pending → typed error; the pending read and the stream are unaffected", async () => {
+    setup = await connectEngines([{ engineIndices: [0], stepMs: 5 }]);
+    const { client } = setup;
+    const stream = await client.call(chatRequest("reader", 5));
+    const first = stream.next();
+    const error = await rejection(stream.next());
+    expect(error).toBeInstanceOf(ConcurrentReadError);
+    expect(error.code).toBe("CONCURRENT_READ");
+    expect(error.message).toContain('"reader"');
+    const firstResult = await first;
+    expect(firstResult.done).toBe(false);
+    const rest = await drain("reader", stream);
+    expect(rest.error).toBeUndefined();
+    expect(firstResult.value!.newTokenIds.length + rest.tokens.length).toBe(5);
   });
 
   it("calls after shutdown → ClientClosedError; shutdown twice is harmless; nothing reaches the engine", async () => {
