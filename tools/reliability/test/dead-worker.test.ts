@@ -107,3 +107,41 @@ describe("a terminated worker thread", () => {
     expect((await reused.outcome).tokens).toHaveLength(3);
   });
 });
+
+describe("misuse across threads", () => {
+  it("a worker reusing an id live on the main thread gets DuplicateRequestIdError; calls after detach get ClientClosedError", async () => {
+    setup = await connectEngines([{ engineIndices: [0], stepMs: 5 }]);
+    const { client, engines } = setup;
+    const live = await track(client, chatRequest("shared-id", 200));
+    await live.firstOutput;
+    const worker = new Worker(fixture("call-once-worker.mjs"), {
+      workerData: { handle: client.handle, request: chatRequest("shared-id", 3) },
+      execArgv: [],
+    });
+    const report = await withTimeout(
+      new Promise<{
+        first: { error?: { name: string; code: string } };
+        afterDetach: { error?: { name: string; code: string } };
+      }>((resolve, reject) => {
+        worker.once("message", resolve);
+        worker.once("error", reject);
+      }),
+      20_000,
+      "the worker's report",
+    );
+    await new Promise((resolve) => worker.once("exit", resolve));
+    expect(report.first.error).toMatchObject({
+      name: "DuplicateRequestIdError",
+      code: "DUPLICATE_REQUEST_ID",
+    });
+    expect(report.afterDetach.error).toMatchObject({ name: "ClientClosedError", code: "CLIENT_CLOSED" });
+    // The main thread's request was not disturbed, and the engine saw exactly one ADD for the id.
+    const outcome = await live.outcome;
+    expect(outcome.error).toBeUndefined();
+    expect(outcome.tokens).toHaveLength(200);
+    expect(engines[0]!.events.filter((e) => e.event === "add").map((e) => e.requestId)).toEqual([
+      "shared-id",
+    ]);
+    expect(client.isHealthy).toBe(true);
+  });
+});

@@ -163,3 +163,45 @@ describe("engine death mid-stream (two engine processes)", () => {
     expect(engines[0]!.events.some((e) => e.event === "exit")).toBe(false);
   });
 });
+
+describe("frozen engine (SIGSTOP)", () => {
+  it("is declared dead by the ZMTP heartbeat; its streams and a pending utility call fail with EngineDeadError", async () => {
+    setup = await connectEngines([
+      { engineIndices: [0], stepMs: 5 },
+      { engineIndices: [1], stepMs: 5 },
+    ]);
+    const { client, engines } = setup;
+    const doomed = await openStreams(setup, 1, 1_000_000, "frozen");
+    const survivors = await openStreams(setup, 0, SURVIVOR_TOKENS, "alive");
+    await Promise.all([...doomed, ...survivors].map((t) => t.firstOutput));
+    const stoppedAt = performance.now();
+    engines[1]!.kill("SIGSTOP");
+    try {
+      // Engine 0 answers at once; engine 1 never does, so the call stays pending until engine 1 is dead.
+      const utility = client.callUtility("echo", ["ping"]).then(
+        () => null,
+        (error: unknown) => ({ error, at: performance.now() }),
+      );
+      const failed = await withTimeout(Promise.all(doomed.map((t) => t.outcome)), 15_000, "frozen streams");
+      const detection = Math.max(...failed.map((o) => o.endedAt)) - stoppedAt;
+      const utilityOutcome = await withTimeout(utility, 5_000, "the pending utility call");
+      console.log(
+        `[reliability] SIGSTOP: engine 1 declared dead after ${detection.toFixed(0)} ms (heartbeat), pending utility call failed after ${((utilityOutcome?.at ?? 0) - stoppedAt).toFixed(0)} ms`,
+      );
+      for (const o of failed) {
+        expect(o.error).toBeInstanceOf(EngineDeadError);
+        expect((o.error as EngineDeadError).engineIndex).toBe(1);
+      }
+      expect((utilityOutcome?.error as EngineDeadError | undefined)?.engineIndex).toBe(1);
+      expect(utilityOutcome?.error).toBeInstanceOf(EngineDeadError);
+      expect(client.healthError?.message).toMatch(/^Engine 1 is dead: .*heartbeat/);
+      // The transport's ZMTP heartbeat: 1 s interval, 5 s timeout (+ the 50 ms vanish grace).
+      expect(detection).toBeGreaterThan(2_000);
+      expect(detection).toBeLessThan(12_000);
+      const completed = await withTimeout(Promise.all(survivors.map((t) => t.outcome)), 20_000, "survivors");
+      expectCompleted(survivors, completed);
+    } finally {
+      engines[1]!.kill("SIGKILL");
+    }
+  });
+});

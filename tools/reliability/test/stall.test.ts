@@ -88,3 +88,27 @@ describe("engine stall", () => {
     expect((await after.outcome).tokens).toHaveLength(3);
   });
 });
+
+describe("consumer stall", () => {
+  it("the main thread busy-blocked for 3 s mid-stream: nothing lost, no error, tokens in order", async () => {
+    setup = await connectEngines([{ engineIndices: [0, 1], stepMs: 2 }]);
+    const { client } = setup;
+    const streams = await Promise.all(
+      Array.from({ length: 16 }, (_, i) => track(client, chatRequest(`blocked-${i}`, 2_000))),
+    );
+    await Promise.all(streams.map((t) => t.firstOutput));
+    const until = Date.now() + 3_000;
+    while (Date.now() < until) {
+      // Busy: no event loop turn for 3 s while the engines keep producing (~1,500 steps each).
+    }
+    const outcomes = await withTimeout(Promise.all(streams.map((t) => t.outcome)), 20_000, "streams");
+    for (const o of outcomes) {
+      expect(o.error).toBeUndefined();
+      expect(o.finishReason).toBe(FinishReason.LENGTH);
+      expect(o.tokens).toEqual(
+        expectedTokens(o.requestId, chatRequest(o.requestId, 2_000).promptTokenIds, 2_000),
+      );
+    }
+    expect(client.isHealthy).toBe(true);
+  });
+});
