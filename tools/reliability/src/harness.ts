@@ -14,9 +14,14 @@ import type { EngineCoreOutput } from "@vllm-engine-core/protocol";
 
 const ipcPaths = new Set<string>();
 
+/** A fresh socket path in the temp dir, not remembered anywhere (the caller removes its file). */
+export function ipcPath(tag: string): string {
+  return join(tmpdir(), `vec-rel-${tag}-${randomUUID().slice(0, 8)}.sock`);
+}
+
 /** A fresh ipc:// endpoint in the temp dir; `removeIpcFiles()` deletes the files these leave behind. */
 export function ipcAddress(tag: string): string {
-  const path = join(tmpdir(), `vec-rel-${tag}-${randomUUID().slice(0, 8)}.sock`);
+  const path = ipcPath(tag);
   ipcPaths.add(path);
   return `ipc://${path}`;
 }

@@ -7,9 +7,11 @@
 //      abort(), never read at all), each registered in a FinalizationRegistry to prove it is collected;
 //   C. utility calls all in flight at once.
 // Resources are sampled after a warm-up (baseline) and once everything is closed and the runtime retired.
+
+import { rmSync } from "node:fs";
 import { EngineCoreClient, type EngineCoreOutputStream } from "@vllm-engine-core/client";
 import { type MockEngineProcess, startMockEngine } from "@vllm-engine-core/mock-engine";
-import { chatRequest, ipcAddress, sleep, waitForIdleEngines, withTimeout } from "./harness.js";
+import { chatRequest, ipcAddress, ipcPath, sleep, waitForIdleEngines, withTimeout } from "./harness.js";
 import { between, pick, type Random, runLimited, seededRandom } from "./random.js";
 import { type ResourceSample, sample, settleHeap } from "./resources.js";
 
@@ -238,7 +240,10 @@ async function abortedConnect(
   kind: (typeof ENGINE_LESS_KINDS)[number] | (typeof ENGINE_KINDS)[number],
   random: Random,
 ): Promise<"aborted" | "completed"> {
-  const handshakeAddress = ipcAddress("leak-connect");
+  // Not remembered by the harness (that set would grow with every attempt and count as a leak here); the
+  // file is removed right after the attempt instead.
+  const path = ipcPath("leak-connect");
+  const handshakeAddress = `ipc://${path}`;
   const controller = new AbortController();
   const reason = new AbortReason(`aborted on purpose (${kind})`);
   let engine: MockEngineProcess | undefined;
@@ -296,6 +301,7 @@ async function abortedConnect(
     return "aborted";
   } finally {
     await engine?.stop();
+    rmSync(path, { force: true });
   }
 }
 
