@@ -222,19 +222,17 @@ export class ThreadConnection implements RuntimeConnection, LinkedConnection {
     finished: readonly string[] | null,
   ): void {
     const meta = { engineIndex, timestamp };
-    if (outputs.length > 0) {
-      // One sink call per request per engine step.
-      const byRequest = new Map<string, EngineCoreOutput[]>();
-      for (const output of outputs) {
-        const batch = byRequest.get(output.requestId);
-        if (batch === undefined) byRequest.set(output.requestId, [output]);
-        else batch.push(output);
-      }
-      for (const [requestId, batch] of byRequest) {
-        const live = this.#requests.get(requestId);
-        if (live === undefined) continue;
-        if (batch.some((output) => output.finishReason !== null)) this.#drop(requestId, live);
-        safely(() => live.sink.outputs(batch, meta));
+    // Hot path (one call per engine step with up to thousands of outputs): a request normally appears
+    // once per step, so each output goes straight to its sink, in order, without grouping structures.
+    for (let i = 0; i < outputs.length; i++) {
+      const output = outputs[i]!;
+      const live = this.#requests.get(output.requestId);
+      if (live === undefined) continue;
+      if (output.finishReason !== null) this.#drop(output.requestId, live);
+      try {
+        live.sink.outputs([output], meta);
+      } catch (error) {
+        rethrowLater(error);
       }
     }
     // Finished on the engine without a final output here (e.g. aborted by the engine): the stream closed.
@@ -311,8 +309,13 @@ function safely(action: () => void): void {
   try {
     action();
   } catch (error) {
-    queueMicrotask(() => {
-      throw error;
-    });
+    rethrowLater(error);
   }
+}
+
+/** A sink or listener threw: surface it as an uncaught error without breaking the delivery loop. */
+function rethrowLater(error: unknown): void {
+  queueMicrotask(() => {
+    throw error;
+  });
 }
