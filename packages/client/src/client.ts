@@ -3,6 +3,7 @@
 // thread owns the ZeroMQ sockets, the request registry and the engine selection.
 import {
   ClientClosedError,
+  DuplicateRequestIdError,
   type EngineCoreOutput,
   type EngineCoreReadyResponse,
   InconsistentUtilityResultsError,
@@ -178,6 +179,9 @@ export class EngineCoreClient implements AsyncDisposable {
     signal?.throwIfAborted();
     const wire = buildRequest(request, this.#clientIndex, { maxModelLen: this.maxModelLen });
     const requestId = wire.requestId;
+    // Checked here too (the runtime checks across threads): registering the new stream below would
+    // otherwise replace the live one in #streams, and abort() could then no longer end it.
+    if (this.#streams.has(requestId)) throw new DuplicateRequestIdError({ requestId });
     let onAbort: (() => void) | undefined;
     const controller: StreamController = {
       abandon: (id) => {
