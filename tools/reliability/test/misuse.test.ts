@@ -25,6 +25,7 @@ import {
   startEngines,
   stopAll,
   track,
+  withTimeout,
 } from "../src/harness.ts";
 
 let setup: Setup | undefined;
@@ -212,6 +213,19 @@ describe("caller misuse", () => {
     const wonOutcome = await drain("race", (won[0] as PromiseFulfilledResult<AsyncIterable<never>>).value);
     expect(wonOutcome.tokens).toHaveLength(5);
     expect(adds(engines[0]!)).toEqual(["dup", "race"]);
+  });
+
+  it("after a rejected duplicate, abort() of the id still ends the first stream (ABORT output)", async () => {
+    setup = await connectEngines([{ engineIndices: [0], stepMs: 5 }]);
+    const { client, engines } = setup;
+    const first = await track(client, chatRequest("dup-abort", 1_000_000));
+    await first.firstOutput;
+    await expect(client.call(chatRequest("dup-abort", 5))).rejects.toBeInstanceOf(DuplicateRequestIdError);
+    await client.abort("dup-abort");
+    const outcome = await withTimeout(first.outcome, 5_000, "the first stream to end after abort()");
+    expect(outcome.error).toBeUndefined();
+    expect(outcome.finishReason).toBe(FinishReason.ABORT);
+    await engines[0]!.waitForEvent((e) => e.event === "abort" && (e.requestIds ?? []).includes("dup-abort"));
   });
 
   it("abort of unknown, finished and empty id lists: no error, no ABORT on the wire", async () => {
