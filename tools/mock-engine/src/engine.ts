@@ -507,7 +507,10 @@ export class MockEngineCore implements UtilityHost {
       });
       return;
     }
-    if (this.#options.timestamps === "wall") item.outputs.timestamp = Date.now() / 1000;
+    // Sub-millisecond wall clock (Date.now() has 1 ms resolution): latency measurements need better.
+    if (this.#options.timestamps === "wall") {
+      item.outputs.timestamp = (performance.timeOrigin + performance.now()) / 1000;
+    }
     let frames: Uint8Array[];
     try {
       frames = encodeOutputs(item.outputs);
