@@ -221,7 +221,10 @@ export class EngineCoreClient implements AsyncDisposable {
    * first with a synthetic `finishReason: ABORT` output, then ABORT goes to each owning engine.
    */
   async abort(requestIds: string | readonly string[]): Promise<void> {
-    this.#checkUsable();
+    // Only a closed client refuses: after one engine died, the requests the other engines still serve
+    // must stay abortable (the health error only stops new work).
+    if (this.#closed)
+      throw new ClientClosedError({ detail: "EngineCoreClient.shutdown() was called on this client" });
     const ids = typeof requestIds === "string" ? [requestIds] : [...requestIds];
     if (ids.length === 0) return;
     // Local streams end first; the runtime finalises streams owned by other threads the same way.
