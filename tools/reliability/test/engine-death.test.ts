@@ -57,6 +57,10 @@ describe("engine death mid-stream (two engine processes)", () => {
     });
     const doomed = await openStreams(setup, 1, 1_000_000, "doomed");
     const survivors = await openStreams(setup, 0, SURVIVOR_TOKENS, "survivor");
+    const toAbort = await track(client, {
+      ...chatRequest("survivor-to-abort", 1_000_000),
+      dataParallelRank: 0,
+    });
     expect(doomed.every((t) => t.engineIndex === 1)).toBe(true);
     expect(survivors.every((t) => t.engineIndex === 0)).toBe(true);
     await Promise.all([...doomed, ...survivors].map((t) => t.firstOutput));
@@ -94,10 +98,20 @@ describe("engine death mid-stream (two engine processes)", () => {
     expect(await engines[1]!.exited).toEqual({ code: null, signal: "SIGKILL" });
     // Engine 0 never saw an ABORT: nothing of its work was cancelled by the other engine's death.
     expect(engines[0]!.events.some((e) => e.event === "abort")).toBe(false);
+    await toAbort.firstOutput;
 
     // Documented client behaviour (as vLLM's clients): after an engine death new calls fail with the
     // recorded health error, even though engine 0 still serves the requests it already has.
     await expect(client.call(chatRequest("after-death", 2))).rejects.toBe(health);
+    // But the requests engine 0 still serves can be aborted: the stream ends, the engine gets ABORT.
+    await client.abort("survivor-to-abort");
+    const aborted = await withTimeout(toAbort.outcome, 5_000, "the aborted survivor stream");
+    expect(aborted.error).toBeUndefined();
+    expect(aborted.finishReason).toBe(FinishReason.ABORT);
+    await engines[0]!.waitForEvent(
+      (e) => e.event === "abort" && (e.requestIds ?? []).includes("survivor-to-abort"),
+      5_000,
+    );
   });
 
   it("ENGINE_CORE_DEAD from the only engine: detected and attributed before the engine process exits", async () => {
