@@ -101,3 +101,23 @@ describe("handshake that never completes", () => {
     expectTimeout(result, "REGISTRATION", 1);
   });
 });
+
+describe("engine that dies during the handshake", () => {
+  it("SIGKILL after INIT: noticed only at readyTimeoutMs, as a READY timeout naming the engine", async () => {
+    // Documents current behaviour (as vLLM's Rust client): the handshake waits do not watch for the
+    // engine's disconnect, so a dead engine costs the full readyTimeoutMs (default 30 s).
+    const handshakeAddress = ipcAddress("hs");
+    engines = await startEngines(handshakeAddress, [{ engineIndices: [0], faults: { noReady: true } }]);
+    const started = performance.now();
+    const pending = EngineCoreClient.connect({
+      transport: { mode: "handshake-owner", handshakeAddress, readyTimeoutMs: TIMEOUT_MS },
+    }).then(
+      () => new Error("connected"),
+      (e: unknown) => e,
+    );
+    await engines[0]!.waitForEvent((e) => e.event === "init");
+    engines[0]!.kill("SIGKILL");
+    const error = (await pending) as HandshakeTimeoutError;
+    expectTimeout({ error, elapsed: performance.now() - started, handshakeAddress }, "READY", 0);
+  });
+});
