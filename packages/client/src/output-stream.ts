@@ -3,7 +3,8 @@
 // Memory of a slow consumer grows with the tokens it has not read, not with one wrapper object
 // per engine step: consecutive plain token deltas that nobody has read yet are merged into the
 // newest unread one (the engine's outputs are deltas, so merging keeps their meaning).
-import { type EngineCoreOutput, FinishReason } from "@vllm-engine-core/protocol";
+import type { EngineCoreOutput } from "@vllm-engine-core/protocol";
+import { abortedOutput } from "@vllm-engine-core/runtime";
 import { ConcurrentReadError } from "./errors.js";
 
 export interface StreamController {
@@ -106,25 +107,7 @@ export class EngineCoreOutputStream implements AsyncIterableIterator<EngineCoreO
 
   /** @internal Finalises the stream locally after an explicit abort (the engine sends nothing back). */
   finishAborted(): void {
-    this.push(
-      {
-        requestId: this.requestId,
-        newTokenIds: [],
-        newLogprobs: null,
-        newPromptLogprobsTensors: null,
-        poolingOutput: null,
-        finishReason: FinishReason.ABORT,
-        stopReason: null,
-        events: null,
-        kvTransferParams: null,
-        ecTransferParams: null,
-        traceHeaders: null,
-        prefillStats: null,
-        routedExperts: null,
-        numNansInLogits: 0,
-      },
-      Date.now() / 1000,
-    );
+    this.push(abortedOutput(this.requestId), Date.now() / 1000);
   }
 
   next(): Promise<IteratorResult<EngineCoreOutput>> {

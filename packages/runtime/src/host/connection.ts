@@ -281,7 +281,8 @@ export class ThreadConnection implements RuntimeConnection, LinkedConnection {
 }
 
 /** The final output a sink gets when its request was aborted by the client (mirrors vLLM's abort output). */
-function abortedOutput(requestId: string): EngineCoreOutput {
+/** The final output a stream gets when the client aborts it (the engine sends none for a client abort). */
+export function abortedOutput(requestId: string): EngineCoreOutput {
   return {
     requestId,
     newTokenIds: [],
