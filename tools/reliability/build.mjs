@@ -8,6 +8,8 @@ await build({
     "leak-child": "src/leak-child.ts",
     soak: "src/soak.ts",
     stress: "src/stress.ts",
+    fuzz: "src/fuzz.ts",
+    "rogue-engine-main": "test/fixtures/rogue-engine-main.ts",
   },
   outdir: "dist",
   outExtension: { ".js": ".mjs" },

@@ -1,0 +1,128 @@
+// Output-path robustness against a rogue engine (a raw ZeroMQ peer in a child process, src/rogue-engine.ts):
+// each injected message arrives mid-stream while 4 requests run. For every injection the runtime keeps
+// running, the live streams complete with exactly the expected tokens, the health stays clean, a utility
+// call and a fresh request still work, and nothing escapes as an uncaught exception.
+//
+// How each one is reported (asserted below, from what the runtime prints on this process's stderr):
+// - warning (Node process warning "[PROTOCOL_ERROR] ... dropped an undecodable output message", emitted on
+//   the runtime worker thread; no typed error, no health change, no callback): garbage frame, 2-frame
+//   message starting with the ENGINE_CORE_DEAD sentinel, logprobs with an out-of-range aux index.
+// - silently ignored (no warning, no typed error, no health change): 3 frames where no aux is referenced
+//   (accepted), tokens for an unknown request id, a second finish of a finished request, a utility reply
+//   for an unknown call id.
+// No injection surfaces any error, typed or not, to the application. The exact table is WARNINGS below.
+import { EngineCoreClient } from "@vllm-engine-core/client";
+import { expectedTokens } from "@vllm-engine-core/mock-engine";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { drain, ipcAddress, removeIpcFiles, withTimeout } from "../src/harness.ts";
+import { type RogueEngine, startRogueEngine } from "../src/rogue-engine.ts";
+import type { InjectionKind } from "../src/rogue-protocol.ts";
+import { captureStderr, type StderrCapture } from "../src/stderr-capture.ts";
+
+/** Number of "dropped an undecodable output message" warnings each injection causes. */
+const WARNINGS: Record<InjectionKind, number> = {
+  garbage: 1,
+  "extra-frames": 0, // decoded; the unreferenced aux frames are ignored (as vLLM's msgpack decoder does)
+  "sentinel-plus-frame": 1, // not the 1-frame sentinel, so no engine death: decoded as msgpack and rejected
+  "aux-index-out-of-range": 1,
+  "unknown-request": 0,
+  "second-finish": 0,
+  "unknown-utility": 0,
+};
+
+let uncaught: string[] = [];
+const onUncaught = (e: unknown) => uncaught.push(String((e as Error)?.stack ?? e));
+let stderr: StderrCapture;
+let engine: RogueEngine | undefined;
+let client: EngineCoreClient | undefined;
+let healthChanges: string[] = [];
+
+beforeEach(() => {
+  uncaught = [];
+  healthChanges = [];
+  process.on("uncaughtException", onUncaught);
+  process.on("unhandledRejection", onUncaught);
+  stderr = captureStderr({ echo: false });
+});
+
+afterEach(async () => {
+  await client?.shutdown();
+  await engine?.stop();
+  client = undefined;
+  engine = undefined;
+  removeIpcFiles();
+  stderr.restore();
+  process.off("uncaughtException", onUncaught);
+  process.off("unhandledRejection", onUncaught);
+});
+
+async function connect(): Promise<EngineCoreClient> {
+  const handshakeAddress = ipcAddress("rogue");
+  engine = startRogueEngine({ handshakeAddress, stepMs: 5 });
+  client = await EngineCoreClient.connect({
+    transport: { mode: "handshake-owner", handshakeAddress, engineCount: 1, readyTimeoutMs: 20_000 },
+  });
+  client.onHealthChange((e) => healthChanges.push(`${e.name}: ${e.message}`));
+  return client;
+}
+
+const prompt = (id: string) => [1, 2, id.length];
+
+async function run(c: EngineCoreClient, requestId: string, maxTokens: number) {
+  const stream = await c.call({
+    requestId,
+    promptTokenIds: prompt(requestId),
+    samplingParams: { maxTokens },
+  });
+  return drain(requestId, stream);
+}
+
+async function scenario(kind: InjectionKind) {
+  const c = await connect();
+  // A request that has finished before the injection (target of "second-finish").
+  const done = await run(c, "done-early", 3);
+  expect(done.error).toBeUndefined();
+  const live = ["live-a", "live-b", "live-c", "live-d"];
+  const outcomes = live.map((id) => run(c, id, 60));
+  await new Promise((resolve) => setTimeout(resolve, 60)); // mid-stream (60 tokens at 5 ms/step)
+  const targets: Partial<Record<InjectionKind, { requestId?: string; callId?: number }>> = {
+    "aux-index-out-of-range": { requestId: "live-a" },
+    "unknown-request": { requestId: "never-submitted" },
+    "second-finish": { requestId: "done-early" },
+    "unknown-utility": { callId: 987_654 },
+  };
+  const injected = await engine!.inject(kind, targets[kind]);
+  const results = await withTimeout(Promise.all(outcomes), 20_000, "live streams");
+  for (const r of results) {
+    expect({ id: r.requestId, error: r.error?.message, fin: r.finalOutputs, after: r.afterFinal }).toEqual({
+      id: r.requestId,
+      error: undefined,
+      fin: 1,
+      after: 0,
+    });
+    expect(r.tokens, r.requestId).toEqual(expectedTokens(r.requestId, prompt(r.requestId), 60));
+  }
+  // A utility call (pending-call map not confused) and a fresh request still work.
+  expect(await c.resetPrefixCache()).toBe(true);
+  const fresh = await run(c, "fresh", 10);
+  expect(fresh.tokens).toEqual(expectedTokens("fresh", prompt("fresh"), 10));
+  await new Promise((resolve) => setTimeout(resolve, 100)); // late warnings reach stderr
+  return { injected, healthy: c.isHealthy };
+}
+
+describe("rogue engine: bad output traffic", () => {
+  for (const kind of Object.keys(WARNINGS) as InjectionKind[]) {
+    const how = WARNINGS[kind] > 0 ? "warning on stderr" : "silently ignored";
+    it(`${kind} (${how}): runtime keeps running, live streams complete, health clean`, async () => {
+      const { injected, healthy } = await scenario(kind);
+      const warnings = stderr.droppedWarnings();
+      console.log(
+        `[reliability] rogue ${kind}: ${injected.frames} frame(s), ${warnings} warning(s)\n${stderr.text()}`,
+      );
+      expect(healthy).toBe(true);
+      expect(healthChanges).toEqual([]);
+      expect(uncaught).toEqual([]);
+      expect(warnings).toBe(WARNINGS[kind]);
+    });
+  }
+});
