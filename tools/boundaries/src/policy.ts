@@ -49,6 +49,10 @@ export const IMPORT_RULES: readonly ImportRule[] = [
         why: "bench-only replay engine: plays the engine in a child process, like the mock engine",
       },
       {
+        path: "tools/reliability/test/fixtures/rogue-engine-main.ts",
+        why: "test-only rogue engine: plays a misbehaving engine in its own child process",
+      },
+      {
         path: "packages/runtime/test/fixtures/thread.mjs",
         why: "test-only positive control: proves the isolation probe sees zeromq once a thread loads it",
       },
@@ -58,7 +62,12 @@ export const IMPORT_RULES: readonly ImportRule[] = [
 ];
 
 /** Directories scanned for imports; "*" matches one directory level (each package / tool). */
-export const SCAN_ROOTS: readonly string[] = ["packages/*/src", "packages/*/test", "tools/*/src"];
+export const SCAN_ROOTS: readonly string[] = [
+  "packages/*/src",
+  "packages/*/test",
+  "tools/*/src",
+  "tools/*/test",
+];
 
 /** Source file extensions that are parsed. */
 export const SOURCE_EXTENSIONS: readonly string[] = [

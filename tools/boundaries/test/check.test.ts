@@ -131,14 +131,18 @@ describe("checkRepository", () => {
     ]);
   });
 
-  it("does not look outside the scanned roots (dist, node_modules, tools/*/test)", () => {
+  it("does not look into build output or node_modules", () => {
     const root = fixture({
       ...CLEAN,
       "packages/client/dist/index.js": 'import "zeromq";\n',
       "packages/client/src/node_modules/x/index.js": 'import "zeromq";\n',
-      "tools/demo/test/t.test.ts": 'import "zeromq";\n',
     });
     expect(checkRepository(root).violations).toEqual([]);
+  });
+
+  it("scans tools' tests too", () => {
+    const root = fixture({ ...CLEAN, "tools/demo/test/t.test.ts": 'import "zeromq";\n' });
+    expect(checkRepository(root).violations.map((v) => v.file)).toEqual(["tools/demo/test/t.test.ts"]);
   });
 });
 
