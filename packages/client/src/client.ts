@@ -18,6 +18,7 @@ import {
   type RuntimeConnection,
 } from "@vllm-engine-core/runtime";
 import { type EngineCoreClientConfig, resolveConfig } from "./config.js";
+import { sameValue } from "./consensus.js";
 import { EngineCoreOutputStream, type StreamController } from "./output-stream.js";
 import { buildRequest, type CallRequest } from "./request.js";
 
@@ -26,34 +27,11 @@ export type PauseMode = "abort" | "wait" | "keep";
 /** Structured-cloneable token for using one connection from another thread. */
 export type ClientHandle = ConnectionHandle;
 
-function deepEqual(a: unknown, b: unknown): boolean {
-  if (Object.is(a, b)) return true;
-  if (typeof a !== typeof b || a === null || b === null || typeof a !== "object") {
-    // Float64 boxes and bigint compare by value.
-    return typeof a === "object" || typeof b === "object" ? Number(a) === Number(b) : false;
-  }
-  if (ArrayBuffer.isView(a) && ArrayBuffer.isView(b)) {
-    const x = new Uint8Array(a.buffer, a.byteOffset, a.byteLength);
-    const y = new Uint8Array(b.buffer, b.byteOffset, b.byteLength);
-    return x.length === y.length && x.every((v, i) => v === y[i]);
-  }
-  if (Array.isArray(a) !== Array.isArray(b)) return false;
-  if (a instanceof Map && b instanceof Map) {
-    if (a.size !== b.size) return false;
-    for (const [k, v] of a) if (!b.has(k) || !deepEqual(v, b.get(k))) return false;
-    return true;
-  }
-  const ka = Object.keys(a as object);
-  const kb = Object.keys(b as object);
-  if (ka.length !== kb.length) return false;
-  for (const k of ka) {
-    if (!deepEqual((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k])) return false;
-  }
-  if (ka.length === 0 && typeof (a as { valueOf(): unknown }).valueOf === "function") {
-    return Object.is((a as { valueOf(): unknown }).valueOf(), (b as { valueOf(): unknown }).valueOf());
-  }
-  return true;
-}
+/**
+ * How many clients of this thread share one runtime connection (a same-thread `attach` returns the same
+ * connection object): `detach()` of one of them must not detach the others.
+ */
+const clientsPerConnection = new WeakMap<RuntimeConnection, number>();
 
 export class EngineCoreClient implements AsyncDisposable {
   readonly #connection: RuntimeConnection;
@@ -64,6 +42,7 @@ export class EngineCoreClient implements AsyncDisposable {
 
   private constructor(connection: RuntimeConnection, clientIndex: number, modelName: string) {
     this.#connection = connection;
+    clientsPerConnection.set(connection, (clientsPerConnection.get(connection) ?? 0) + 1);
     this.#clientIndex = clientIndex;
     this.#modelName = modelName;
   }
@@ -232,7 +211,15 @@ export class EngineCoreClient implements AsyncDisposable {
       const stream = this.#streams.get(id);
       if (stream !== undefined && !stream.settled) stream.finishAborted();
     }
-    await this.#connection.abort(ids);
+    try {
+      // notify: streams of other clients on this thread sharing the connection get their final ABORT too
+      // (this client's own streams were finalised above and ignore it).
+      await this.#connection.abort(ids, { notify: true });
+    } catch (error) {
+      // The connection closed underneath (runtime crash, shutdown from another thread): every stream
+      // already failed, so there is nothing left to abort.
+      if (this.#connection.healthError === undefined) throw error;
+    }
   }
 
   // ---- utilities --------------------------------------------------------------------------
@@ -257,7 +244,7 @@ export class EngineCoreClient implements AsyncDisposable {
     const results = await this.callUtility<T>(method, args);
     const first = results[0] as T;
     for (const r of results) {
-      if (!deepEqual(r, first)) {
+      if (!sameValue(r, first)) {
         throw new InconsistentUtilityResultsError({
           method,
           results: results.map((value, i) => ({ engineIndex: this.engineIndices[i]!, value })),
@@ -341,7 +328,17 @@ export class EngineCoreClient implements AsyncDisposable {
   async detach(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
-    await this.#connection.detach();
+    const others = (clientsPerConnection.get(this.#connection) ?? 1) - 1;
+    clientsPerConnection.set(this.#connection, others);
+    if (others === 0) {
+      await this.#connection.detach();
+      return;
+    }
+    // Other clients of this thread still use the connection: end and abort only this client's requests.
+    const live = [...this.#streams.values()].filter((stream) => !stream.settled);
+    const closed = new ClientClosedError({ detail: "EngineCoreClient.detach() was called on this client" });
+    for (const stream of live) stream.fail(closed);
+    if (live.length > 0) await this.#connection.abort(live.map((stream) => stream.requestId)).catch(() => {});
   }
 
   async [Symbol.asyncDispose](): Promise<void> {

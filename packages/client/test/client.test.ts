@@ -184,6 +184,33 @@ describe("EngineCoreClient against the mock engine (child process)", () => {
     await expect(escaped.call(chatRequest("after-scope", 2))).rejects.toBeInstanceOf(ClientClosedError);
   });
 
+  it("two clients on one thread share a connection: abort ends the other's stream, detach spares it", async () => {
+    harness = await connectToMockEngine({ stepMs: 5 });
+    const { client, engine } = harness;
+    const second = await EngineCoreClient.attach(client.handle);
+    const stream = await client.call(chatRequest("shared-a", 100_000));
+    await stream.next();
+    await second.abort("shared-a");
+    const { last } = await collect(stream);
+    expect(last.finishReason).toBe(FinishReason.ABORT);
+    await engine.waitForEvent((e) => e.event === "abort" && (e.requestIds ?? []).includes("shared-a"), 5_000);
+
+    const own = await second.call(chatRequest("shared-b", 100_000));
+    const kept = await client.call(chatRequest("shared-c", 6));
+    await second.detach();
+    await expect(collect(own)).rejects.toBeInstanceOf(ClientClosedError);
+    await engine.waitForEvent((e) => e.event === "abort" && (e.requestIds ?? []).includes("shared-b"), 5_000);
+    expect((await collect(kept)).tokens).toHaveLength(6);
+    expect((await collect(await client.call(chatRequest("shared-d", 2)))).tokens).toHaveLength(2);
+    await expect(second.call(chatRequest("shared-e", 2))).rejects.toBeInstanceOf(ClientClosedError);
+  });
+
+  it("consensus accepts equal empty containers", async () => {
+    harness = await connectToMockEngine({ engineCount: 2 });
+    expect(await harness.client.callUtilityConsensus("echo", [])).toEqual([]);
+    expect(await harness.client.callUtilityConsensus("echo", [{}])).toEqual([{}]);
+  });
+
   it("rejects invalid configs with InvalidConfigError before starting anything", async () => {
     await expect(
       EngineCoreClient.connect({ transport: { mode: "handshake-owner", handshakeAddress: "localhost:1" } }),
