@@ -18,3 +18,4 @@ export * from "./procfs/phase.js";
 export { type ProcSnapshot, procfsAvailable, readProcSnapshot, type ThreadInfo } from "./procfs/snapshot.js";
 export { callRequest, streamRequestIds, wireRequest } from "./requests.js";
 export { formatMs, percentileSorted, SampleBuffer, type Summary, summarize } from "./stats.js";
+export { WorkerMailbox } from "./worker-mailbox.js";
