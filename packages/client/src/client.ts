@@ -7,11 +7,13 @@ import {
   type EngineCoreOutput,
   type EngineCoreReadyResponse,
   InconsistentUtilityResultsError,
+  InvalidRequestError,
   type LoRARequestInit,
   UtilityCallError,
 } from "@vllm-engine-core/protocol";
 import {
   attachConnection,
+  type ConnectionDiagnostics,
   type ConnectionHandle,
   openConnection,
   type RequestSink,
@@ -86,8 +88,17 @@ export class EngineCoreClient implements AsyncDisposable {
   get inputAddress(): string {
     return this.#connection.info.inputAddress;
   }
+  /** The first engine's output address; see `outputAddresses`. */
   get outputAddress(): string {
     return this.#connection.info.outputAddress;
+  }
+  /**
+   * Each engine's output PULL endpoint, in engine order. In handshake-owner mode without `localOutputAddress`
+   * every engine has its own, so an ENGINE_CORE_DEAD sentinel (which carries no engine index) fails only the
+   * engine that sent it; otherwise all engines share one address.
+   */
+  get outputAddresses(): string[] {
+    return this.#connection.info.engines.map((e) => e.outputAddress);
   }
   get engineCount(): number {
     return this.#connection.info.engines.length;
@@ -136,6 +147,16 @@ export class EngineCoreClient implements AsyncDisposable {
   /** Called once, with the first health error. Returns an unsubscribe function. */
   onHealthChange(listener: (error: Error) => void): () => void {
     return this.#connection.onHealthChange(listener);
+  }
+  /**
+   * Counters of engine output the runtime dropped because it belongs to no request: undecodable messages
+   * (with the latest `ProtocolError`), outputs for ids that are not live (normal after an abort), utility
+   * replies nobody waits for. Shared by every client of the connection, counted since it opened.
+   */
+  async diagnostics(): Promise<ConnectionDiagnostics> {
+    if (this.#closed)
+      throw new ClientClosedError({ detail: "EngineCoreClient.shutdown() was called on this client" });
+    return this.#connection.diagnostics();
   }
 
   // ---- requests ---------------------------------------------------------------------------
@@ -228,9 +249,24 @@ export class EngineCoreClient implements AsyncDisposable {
   async callUtility<T = unknown>(method: string, args: readonly unknown[] = []): Promise<T[]> {
     this.#checkUsable();
     if (typeof method !== "string" || method.length === 0) {
-      throw new TypeError("callUtility: method must be a non-empty string");
+      throw new InvalidRequestError({
+        field: "method",
+        detail: `callUtility needs the name of an EngineCore method, got ${JSON.stringify(method)}`,
+      });
     }
-    const replies = await this.#connection.callUtility(method, args);
+    let replies: Awaited<ReturnType<RuntimeConnection["callUtility"]>>;
+    try {
+      replies = await this.#connection.callUtility(method, args);
+    } catch (error) {
+      // Arguments travel to the runtime thread by structured clone before they are msgpack-encoded there.
+      if ((error as { name?: unknown }).name === "DataCloneError") {
+        throw new InvalidRequestError({
+          field: "args",
+          detail: `an argument of ${method} cannot be sent to the runtime thread (${(error as Error).message}); pass plain data (numbers, strings, arrays, plain objects, Uint8Array)`,
+        });
+      }
+      throw error;
+    }
     return replies.map(({ engineIndex, output }) => {
       if (output.failureMessage != null) {
         throw new UtilityCallError({ method, engineIndex, failureMessage: output.failureMessage });

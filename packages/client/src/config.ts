@@ -139,6 +139,15 @@ export function resolveConfig(config: EngineCoreClientConfig): Required<
     modelName: config.modelName ?? "",
     clientIndex: checkInt("clientIndex", config.clientIndex ?? DEFAULT_CLIENT_INDEX, 0, 2 ** 31 - 1),
   };
+  if (transport.mode === "handshake-owner" && resolved.clientIndex !== 0) {
+    // The engine pushes each output to INIT's outputs[client_index]; this client's INIT lists only itself.
+    throw new InvalidConfigError(
+      "clientIndex",
+      `must be 0 with the handshake-owner transport (got ${resolved.clientIndex}): the engine sends outputs to ` +
+        "outputs[clientIndex] of the INIT this client sends, which lists only this client. Several frontends " +
+        "sharing engines use the bootstrapped transport, each with its own clientIndex",
+    );
+  }
   if (typeof resolved.modelName !== "string") {
     throw new InvalidConfigError("modelName", `expected a string, got ${typeof resolved.modelName}`);
   }

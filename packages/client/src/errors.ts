@@ -9,6 +9,7 @@ export {
   EngineDeadError,
   HandshakeTimeoutError,
   InconsistentUtilityResultsError,
+  InvalidConnectionHandleError,
   InvalidDataParallelRankError,
   InvalidRequestError,
   ProtocolError,

@@ -9,6 +9,7 @@ export {
   type SamplingParams,
   type SamplingParamsInit,
 } from "@vllm-engine-core/protocol";
+export type { ConnectionDiagnostics } from "@vllm-engine-core/runtime";
 export { type ClientHandle, EngineCoreClient, type PauseMode } from "./client.js";
 export {
   type BootstrappedTransport,

@@ -10,6 +10,7 @@ import {
   EngineDeadError,
   HandshakeTimeoutError,
   InconsistentUtilityResultsError,
+  InvalidConnectionHandleError,
   InvalidDataParallelRankError,
   InvalidRequestError,
   isSerializedError,
@@ -77,6 +78,11 @@ const samples: [VllmEngineCoreError, string, Record<string, unknown>][] = [
   [new RuntimeHostUnavailableError({ detail: "port closed" }), "RUNTIME_HOST_UNAVAILABLE", {}],
   [new ClientClosedError(), "CLIENT_CLOSED", {}],
   [new DuplicateRequestIdError({ requestId: "r1" }), "DUPLICATE_REQUEST_ID", { requestId: "r1" }],
+  [
+    new InvalidConnectionHandleError({ received: "a string" }),
+    "INVALID_CONNECTION_HANDLE",
+    { received: "a string" },
+  ],
   [
     new InvalidRequestError({ requestId: "r1", field: "samplingParams.topP", detail: "must be in (0, 1]" }),
     "INVALID_REQUEST",

@@ -8,4 +8,10 @@ mainThreadSupervisor();
 export type { CoordinatorConfig, RuntimeConnectConfig, TransportConfig } from "./config.js";
 export { attachConnection, openConnection } from "./host/api.js";
 export { abortedOutput } from "./host/connection.js";
-export type { ConnectionHandle, ConnectionInfo, RequestSink, RuntimeConnection } from "./types.js";
+export type {
+  ConnectionDiagnostics,
+  ConnectionHandle,
+  ConnectionInfo,
+  RequestSink,
+  RuntimeConnection,
+} from "./types.js";

@@ -81,6 +81,7 @@ export type CallBody =
     }
   | { t: "abort"; connectionId: string; requestIds: string[]; notify: boolean }
   | { t: "utility"; connectionId: string; method: string; args: unknown[] }
+  | { t: "diagnostics"; connectionId: string }
   | { t: "detach"; connectionId: string }
   | { t: "shutdown"; connectionId: string };
 
@@ -101,9 +102,17 @@ export type ToRuntime =
 export interface ConnectionInfoWire {
   inputAddress: string;
   outputAddress: string;
-  engines: { index: number; readyResponse: EngineCoreReadyResponse }[];
+  engines: { index: number; outputAddress: string; readyResponse: EngineCoreReadyResponse }[];
   clientIndex: number;
   modelName?: string;
+}
+
+/** See ConnectionDiagnostics in types.ts; the error travels serialized. */
+export interface ConnectionDiagnosticsWire {
+  undecodableOutputMessages: number;
+  outputsForUnknownRequests: number;
+  unknownUtilityReplies: number;
+  lastProtocolError: SerializedError | null;
 }
 
 export interface AttachResult {
@@ -124,6 +133,7 @@ export type CallResult =
   | { engineIndex: number }
   | AbortResult
   | { engineIndex: number; output: UtilityOutput }[]
+  | ConnectionDiagnosticsWire
   | null;
 
 export type ToHost =

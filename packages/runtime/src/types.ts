@@ -3,6 +3,7 @@ import type {
   EngineCoreOutput,
   EngineCoreReadyResponse,
   EngineCoreRequest,
+  ProtocolError,
   UtilityOutput,
 } from "@vllm-engine-core/protocol";
 
@@ -14,10 +15,36 @@ export interface ConnectionHandle {
 
 export interface ConnectionInfo {
   inputAddress: string;
+  /** The first engine's output address (see `engines[].outputAddress`). */
   outputAddress: string;
-  engines: { index: number; readyResponse: EngineCoreReadyResponse }[];
+  /**
+   * In engine (identity) order. `outputAddress` is the PULL endpoint the engine pushes to: its own in
+   * handshake-owner mode with the default output bind (so an ENGINE_CORE_DEAD sentinel names its engine),
+   * otherwise the one every engine shares.
+   */
+  engines: { index: number; outputAddress: string; readyResponse: EngineCoreReadyResponse }[];
   clientIndex: number;
   modelName?: string;
+}
+
+/**
+ * What the runtime noticed on the engines' output stream that belongs to no request, since the connection
+ * opened. The anomalies (undecodable messages, unknown utility replies) are also logged as process warnings
+ * from the runtime thread (codes VLLM_UNDECODABLE_OUTPUT, VLLM_UNKNOWN_UTILITY_REPLY), at most one per kind
+ * every 10 s, with the number suppressed.
+ */
+export interface ConnectionDiagnostics {
+  /** Output messages that could not be decoded (garbage, wrong frame count, aux index out of range …); dropped. */
+  undecodableOutputMessages: number;
+  /**
+   * Outputs for request ids that are not live: late outputs after an abort (normal, vLLM drops them too),
+   * outputs after a request's finish, or ids this connection never sent. Dropped, not warned.
+   */
+  outputsForUnknownRequests: number;
+  /** Utility replies for a call id nobody waits for (or from another engine than the one called); dropped. */
+  unknownUtilityReplies: number;
+  /** Why the latest undecodable message was rejected, or null. */
+  lastProtocolError: ProtocolError | null;
 }
 
 /** Receives one request's outputs on the thread that submitted it, once per engine step (batched). */
@@ -47,6 +74,8 @@ export interface RuntimeConnection {
     method: string,
     args: readonly unknown[],
   ): Promise<{ engineIndex: number; output: UtilityOutput }[]>;
+  /** Counters of dropped output messages (see ConnectionDiagnostics). */
+  diagnostics(): Promise<ConnectionDiagnostics>;
   /** The first health error (engine dead, runtime crashed, connection closed), if any. */
   readonly healthError: Error | undefined;
   /** Called once, with the first health error; returns the unsubscribe function. */

@@ -6,10 +6,11 @@ import {
   InprocCoordinator,
   tcpAnyPort,
 } from "./coordinator.js";
-import { ZmqEngineTransport } from "./engine-transport.js";
+import { type OutputRoute, ZmqEngineTransport } from "./engine-transport.js";
 import { InvalidTransportConfigError } from "./errors.js";
 import { assertInsideRuntime } from "./guard.js";
 import { runHandshake } from "./handshake.js";
+import { identityHex } from "./identity.js";
 import { enableDisconnectNotify, heartbeatSocketOptions } from "./liveness.js";
 import { awaitRegistrations } from "./registration.js";
 import { BASE_SOCKET_OPTIONS, SocketSet } from "./sockets.js";
@@ -64,11 +65,14 @@ async function connectAsHandshakeOwner(
   const engineCount = config.engineCount ?? 1;
   const timeoutMs = config.readyTimeoutMs ?? DEFAULT_READY_TIMEOUT_MS;
 
-  // 1. Data-plane sockets first: their real endpoints go into every INIT.
-  const { input, inputAddress, output, outputAddress, detectsVanishedEngines } = await bindDataPlane(
+  // 1. Data-plane sockets first: their real endpoints go into every INIT. With the default output bind each
+  // engine gets its own output socket, so the ENGINE_CORE_DEAD sentinel (no engine index) names its sender.
+  const plane = await bindDataPlane(
     sockets,
     config.localInputAddress ?? tcpAnyPort(host),
-    config.localOutputAddress ?? tcpAnyPort(host),
+    config.localOutputAddress === undefined
+      ? Array.from({ length: engineCount }, () => tcpAnyPort(host))
+      : [config.localOutputAddress],
     options.heartbeat,
     signal,
   );
@@ -86,16 +90,19 @@ async function connectAsHandshakeOwner(
     sockets.bind(handshake, config.handshakeAddress, "handshake"),
     signal,
   );
-  const init = encodeHandshakeInit({
-    addresses: {
-      inputs: [inputAddress],
-      outputs: [outputAddress],
-      coordinatorInput: coordinator?.inputAddress ?? null,
-      coordinatorOutput: coordinator?.outputAddress ?? null,
-      frontendStatsPublishAddress: null,
-    },
-    parallelConfig: {},
-  });
+  // The k-th engine to say HELLO gets the k-th output socket (all get the one when it is shared).
+  const inits = plane.outputs.map((route) =>
+    encodeHandshakeInit({
+      addresses: {
+        inputs: [plane.inputAddress],
+        outputs: [route.address],
+        coordinatorInput: coordinator?.inputAddress ?? null,
+        coordinatorOutput: coordinator?.outputAddress ?? null,
+        frontendStatsPublishAddress: null,
+      },
+      parallelConfig: {},
+    }),
+  );
   const gate = coordinator;
   const identities = await runHandshake({
     socket: handshake,
@@ -103,27 +110,28 @@ async function connectAsHandshakeOwner(
     engineCount,
     timeoutMs,
     signal,
-    init,
+    initFor: (helloOrder) => inits[helloOrder % inits.length]!,
     coordinatorGate: gate === null ? undefined : () => gate.gate(engineCount, timeoutMs, signal),
   });
   await abortable(sockets.release(handshake), signal);
+  const outputOf = new Map(
+    [...identities.keys()].map((hex, k) => [hex, plane.outputs[k % plane.outputs.length]!.address]),
+  );
 
   // 3. Registrations on the input ROUTER.
-  const engines = await awaitRegistrations({
-    socket: input,
-    address: inputAddress,
+  const registered = await awaitRegistrations({
+    socket: plane.input,
+    address: plane.inputAddress,
     expected: [...identities.values()],
     timeoutMs,
     signal,
   });
   signal?.throwIfAborted();
-  return assemble(
-    sockets,
-    { input, inputAddress, output, outputAddress, detectsVanishedEngines },
-    engines,
-    coordinator,
-    options,
-  );
+  const engines = registered.map((engine) => ({
+    ...engine,
+    outputAddress: outputOf.get(identityHex(engine.identity))!,
+  }));
+  return assemble(sockets, plane, engines, coordinator, options);
 }
 
 async function connectBootstrapped(
@@ -137,17 +145,19 @@ async function connectBootstrapped(
   const plane = await bindDataPlane(
     sockets,
     config.inputAddress,
-    config.outputAddress,
+    [config.outputAddress],
     options.heartbeat,
     signal,
   );
-  const engines = await awaitRegistrations({
+  const registered = await awaitRegistrations({
     socket: plane.input,
     address: plane.inputAddress,
     expected: Array.from({ length: count }, (_, k) => engineIdentity(start + k)),
     timeoutMs: config.readyTimeoutMs ?? DEFAULT_READY_TIMEOUT_MS,
     signal,
   });
+  // A supervisor gave every engine the same output address.
+  const engines = registered.map((engine) => ({ ...engine, outputAddress: plane.outputs[0]!.address }));
   let coordinator: CoordinatorRuntime | null = null;
   if (options.coordinator?.mode === "external") {
     coordinator = ExternalCoordinator.connect(sockets, options.coordinator.address);
@@ -159,15 +169,14 @@ async function connectBootstrapped(
 interface DataPlane {
   input: zmq.Router;
   inputAddress: string;
-  output: zmq.Pull;
-  outputAddress: string;
+  outputs: OutputRoute[];
   detectsVanishedEngines: boolean;
 }
 
 async function bindDataPlane(
   sockets: SocketSet,
   inputBind: string,
-  outputBind: string,
+  outputBinds: readonly string[],
   heartbeat: HeartbeatOptions | undefined,
   signal: AbortSignal | undefined,
 ): Promise<DataPlane> {
@@ -184,12 +193,15 @@ async function bindDataPlane(
     }),
   );
   const detectsVanishedEngines = enableDisconnectNotify(input);
-  const output = sockets.add(
-    new zmq.Pull({ ...BASE_SOCKET_OPTIONS, receiveHighWaterMark: 0, ipv6: isIpv6(outputBind) }),
-  );
   const inputAddress = await abortable(sockets.bind(input, inputBind, "input"), signal);
-  const outputAddress = await abortable(sockets.bind(output, outputBind, "output"), signal);
-  return { input, inputAddress, output, outputAddress, detectsVanishedEngines };
+  const outputs: OutputRoute[] = [];
+  for (const bind of outputBinds) {
+    const socket = sockets.add(
+      new zmq.Pull({ ...BASE_SOCKET_OPTIONS, receiveHighWaterMark: 0, ipv6: isIpv6(bind) }),
+    );
+    outputs.push({ socket, address: await abortable(sockets.bind(socket, bind, "output"), signal) });
+  }
+  return { input, inputAddress, outputs, detectsVanishedEngines };
 }
 
 function assemble(

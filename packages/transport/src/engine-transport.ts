@@ -8,7 +8,7 @@ import {
 import type * as zmq from "zeromq";
 import type { CoordinatorRuntime } from "./coordinator.js";
 import { TransportUsageError } from "./errors.js";
-import { identityHex } from "./identity.js";
+import { describeIndices, identityHex } from "./identity.js";
 import { disconnectedIdentity } from "./liveness.js";
 import { SerialSendQueue } from "./send-queue.js";
 import { describe, type SocketSet } from "./sockets.js";
@@ -20,20 +20,41 @@ import type { ConnectedEngine, CoordinatorLink, EngineTransport, OutputSink } fr
  */
 export const VANISH_GRACE_MS = 50;
 
+/**
+ * An ENGINE_CORE_DEAD sentinel on an output socket that several live engines share names no engine. vLLM's
+ * engine exits right after sending it, so the engine whose input connection drops within this window is the
+ * sender; if none does, every live engine on that socket is reported dead (what vLLM's own clients do).
+ */
+export const SENTINEL_ATTRIBUTION_WINDOW_MS = 5000;
+
 /** setInterval's maximum period; the interval only exists to hold the thread open. */
 const KEEP_ALIVE_PERIOD_MS = 2 ** 31 - 1;
+
+const SENTINEL_REASON = "the engine sent ENGINE_CORE_DEAD (a fatal error inside the engine; see its log)";
+
+/** One output PULL socket and the engines that push to it. */
+export interface OutputRoute {
+  socket: zmq.Pull;
+  address: string;
+}
 
 export interface TransportParts {
   sockets: SocketSet;
   input: zmq.Router;
-  output: zmq.Pull;
   inputAddress: string;
-  outputAddress: string;
+  /** Every output socket; each engine's `outputAddress` names the one it pushes to. */
+  outputs: OutputRoute[];
   engines: ConnectedEngine[];
   coordinator: CoordinatorRuntime | null;
   /** Whether the input ROUTER reports disconnects per identity (see liveness.ts). */
   detectsVanishedEngines: boolean;
   heartbeatTimeoutMs: number;
+}
+
+/** A sentinel on a shared output socket, waiting for its sender to disconnect. */
+interface UnattributedSentinel {
+  readonly engines: readonly ConnectedEngine[];
+  readonly timer: NodeJS.Timeout;
 }
 
 export class ZmqEngineTransport implements EngineTransport {
@@ -48,6 +69,7 @@ export class ZmqEngineTransport implements EngineTransport {
   readonly #deadReasons = new Map<number, string>();
   readonly #graceTimers = new Set<NodeJS.Timeout>();
   readonly #pendingDeaths: [number | null, string][] = [];
+  readonly #unattributed = new Set<UnattributedSentinel>();
   readonly #loops: Promise<void>[] = [];
   // Pending receives do not keep a Node thread alive; an open transport does, until close().
   readonly #keepAlive = setInterval(() => undefined, KEEP_ALIVE_PERIOD_MS);
@@ -57,7 +79,7 @@ export class ZmqEngineTransport implements EngineTransport {
   constructor(parts: TransportParts) {
     this.#parts = parts;
     this.inputAddress = parts.inputAddress;
-    this.outputAddress = parts.outputAddress;
+    this.outputAddress = parts.engines[0]?.outputAddress ?? parts.outputs[0]!.address;
     this.engines = Object.freeze([...parts.engines]);
     this.coordinator = parts.coordinator;
     this.#inputQueue = new SerialSendQueue(parts.input);
@@ -82,7 +104,7 @@ export class ZmqEngineTransport implements EngineTransport {
     this.#sink = sink;
     for (const [index, reason] of this.#pendingDeaths.splice(0))
       this.#deliver(() => sink.onEngineDead(index, reason));
-    this.#loops.push(this.#readOutputs(sink));
+    for (const route of this.#parts.outputs) this.#loops.push(this.#readOutputs(route, sink));
   }
 
   send(engineIndex: number, frames: readonly Uint8Array[]): Promise<void> {
@@ -120,6 +142,8 @@ export class ZmqEngineTransport implements EngineTransport {
       clearInterval(this.#keepAlive);
       for (const timer of this.#graceTimers) clearTimeout(timer);
       this.#graceTimers.clear();
+      for (const pending of this.#unattributed) clearTimeout(pending.timer);
+      this.#unattributed.clear();
       this.#inputQueue.close(new ClientClosedError({ detail: "the transport was closed" }));
       this.#parts.coordinator?.stop();
       await this.#parts.sockets.closeAll();
@@ -128,8 +152,9 @@ export class ZmqEngineTransport implements EngineTransport {
     return this.#closing;
   }
 
-  async #readOutputs(sink: OutputSink): Promise<void> {
-    const { output } = this.#parts;
+  async #readOutputs(route: OutputRoute, sink: OutputSink): Promise<void> {
+    const output = route.socket;
+    const senders = this.engines.filter((engine) => engine.outputAddress === route.address);
     for (;;) {
       let frames: Buffer[];
       try {
@@ -153,12 +178,7 @@ export class ZmqEngineTransport implements EngineTransport {
         continue;
       }
       if (message.kind === "dead") {
-        // The sentinel carries no engine index; with one engine it can only be that one.
-        const only = this.engines.length === 1 ? this.engines[0]!.index : null;
-        this.#reportDead(
-          only,
-          "the engine sent ENGINE_CORE_DEAD (a fatal error inside the engine; see its log)",
-        );
+        this.#onSentinel(senders);
       } else {
         this.#deliver(() => sink.onOutputs(message.outputs, frames));
       }
@@ -178,6 +198,7 @@ export class ZmqEngineTransport implements EngineTransport {
       const identity = disconnectedIdentity(frames);
       const engine = identity === undefined ? undefined : this.#byHex.get(identityHex(identity));
       if (engine === undefined || this.#closing !== undefined) continue;
+      if (this.#attributeSentinelTo(engine)) continue;
       const heartbeat =
         this.#parts.heartbeatTimeoutMs > 0
           ? `, or it missed ZMTP heartbeats for ${this.#parts.heartbeatTimeoutMs} ms`
@@ -189,6 +210,43 @@ export class ZmqEngineTransport implements EngineTransport {
       }, VANISH_GRACE_MS);
       this.#graceTimers.add(timer);
     }
+  }
+
+  /** The sentinel carries no engine index: the socket it came on names the engine unless several share it. */
+  #onSentinel(senders: readonly ConnectedEngine[]): void {
+    const live = senders.filter((engine) => !this.#deadReasons.has(engine.index));
+    if (live.length <= 1) {
+      if (live.length === 1) this.#reportDead(live[0]!.index, SENTINEL_REASON);
+      return;
+    }
+    const pending: UnattributedSentinel = {
+      engines: live,
+      timer: setTimeout(() => {
+        this.#unattributed.delete(pending);
+        const reason =
+          `an ENGINE_CORE_DEAD sentinel arrived on the output socket shared by ${describeIndices(live.map((e) => e.index))} ` +
+          `and none of them disconnected within ${SENTINEL_ATTRIBUTION_WINDOW_MS} ms, so it names no single engine and ` +
+          "every one of them is considered dead (see the engines' logs)";
+        for (const engine of live) this.#reportDead(engine.index, reason);
+      }, SENTINEL_ATTRIBUTION_WINDOW_MS),
+    };
+    this.#unattributed.add(pending);
+  }
+
+  /** A disconnect that follows an unattributed sentinel names its sender: report the sentinel's reason now. */
+  #attributeSentinelTo(engine: ConnectedEngine): boolean {
+    for (const pending of this.#unattributed) {
+      if (!pending.engines.includes(engine)) continue;
+      clearTimeout(pending.timer);
+      this.#unattributed.delete(pending);
+      // The sentinel is the engine's last output message and it has been read: nothing left to drain.
+      this.#reportDead(
+        engine.index,
+        `${SENTINEL_REASON}; attributed by its input connection closing right after`,
+      );
+      return true;
+    }
+    return false;
   }
 
   #reportDead(engineIndex: number | null, reason: string): void {

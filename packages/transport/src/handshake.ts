@@ -18,8 +18,8 @@ export interface HandshakeParams {
   engineCount: number;
   timeoutMs: number;
   signal: AbortSignal | undefined;
-  /** Encoded INIT payload; identical for every engine. */
-  init: Uint8Array;
+  /** Encoded INIT payload for the engine that says HELLO `helloOrder`-th (0-based). */
+  initFor: (helloOrder: number) => Uint8Array;
   /** In-proc coordinator startup gate, run between the HELLO and READY phases. */
   coordinatorGate: (() => Promise<void>) | undefined;
 }
@@ -28,7 +28,7 @@ type EngineState = "hello" | "ready";
 
 const IDENTITY_RULE = "a 2-byte little-endian engine index (vLLM's EngineCoreProc routing identity)";
 
-/** Runs the handshake for `engineCount` engines; returns their identities keyed by hex. */
+/** Runs the handshake for `engineCount` engines; returns their identities keyed by hex, in HELLO order. */
 export async function runHandshake(params: HandshakeParams): Promise<Map<string, Uint8Array>> {
   const { socket, address, engineCount, timeoutMs, signal } = params;
   const states = new Map<string, EngineState>();
@@ -55,7 +55,7 @@ export async function runHandshake(params: HandshakeParams): Promise<Map<string,
           detail: "duplicate HELLO (this engine identity already completed HELLO; two engines share a rank?)",
         });
       }
-      await abortable(socket.send([identity, params.init]), signal);
+      await abortable(socket.send([identity, params.initFor(identities.size)]), signal);
       states.set(hex, "hello");
       identities.set(hex, identity);
     } else if (status.status === "READY") {

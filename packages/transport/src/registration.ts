@@ -21,11 +21,14 @@ export interface RegistrationParams {
   signal: AbortSignal | undefined;
 }
 
+/** An engine that registered; its output address is known to the caller, not to the input socket. */
+export type RegisteredEngine = Omit<ConnectedEngine, "outputAddress">;
+
 /** Waits for every expected engine's registration; returns the engines sorted by identity bytes. */
-export async function awaitRegistrations(params: RegistrationParams): Promise<ConnectedEngine[]> {
+export async function awaitRegistrations(params: RegistrationParams): Promise<RegisteredEngine[]> {
   const { socket, address, timeoutMs, signal } = params;
   const pending = new Map(params.expected.map((identity) => [identityHex(identity), identity]));
-  const registered = new Map<string, ConnectedEngine>();
+  const registered = new Map<string, RegisteredEngine>();
 
   while (pending.size > 0) {
     const waitingFor = [...pending.values()].map(engineIndexFromIdentity);

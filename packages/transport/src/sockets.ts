@@ -1,3 +1,4 @@
+import { unlinkSync } from "node:fs";
 import { BindError, type SocketRole } from "@vllm-engine-core/protocol";
 import type * as zmq from "zeromq";
 
@@ -73,6 +74,23 @@ async function closeEntry(entry: Entry): Promise<void> {
     return;
   }
   await closeAndAwaitRelease(socket);
+  removeIpcFiles(entry.endpoints);
+}
+
+/**
+ * libzmq leaves a bound ipc:// socket file behind when the socket is closed (it only removes it on an
+ * explicit unbind, which closeAndAwaitRelease avoids); remove the files this set created.
+ */
+function removeIpcFiles(endpoints: readonly string[]): void {
+  for (const endpoint of endpoints) {
+    // "ipc://@name" is Linux's abstract namespace: no file.
+    if (!endpoint.startsWith("ipc://") || endpoint.startsWith("ipc://@")) continue;
+    try {
+      unlinkSync(endpoint.slice("ipc://".length));
+    } catch {
+      // Already gone, or replaced by something that is not ours to remove.
+    }
+  }
 }
 
 /**

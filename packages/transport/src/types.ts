@@ -38,14 +38,20 @@ export interface ConnectedEngine {
   identity: Uint8Array;
   /** Decoded input-socket registration. */
   readyResponse: EngineCoreReadyResponse;
+  /**
+   * The output PULL endpoint this engine pushes to. In handshake-owner mode with the default output bind each
+   * engine gets its own (its INIT names it), so an ENGINE_CORE_DEAD sentinel — which carries no engine index —
+   * is attributed by the socket it arrives on; otherwise every engine shares one.
+   */
+  outputAddress: string;
 }
 
 export interface OutputSink {
   /** One call per ZMQ message on the output PULL, in arrival order; frames are the raw received Buffers. */
   onOutputs(outputs: EngineCoreOutputs, frames: Buffer[]): void;
   /**
-   * ENGINE_CORE_DEAD sentinel (engineIndex null when the sentinel cannot be attributed to one engine) or an
-   * engine whose connection vanished (engineIndex known). Called at most once per engine index.
+   * An engine is dead: it sent ENGINE_CORE_DEAD or its connection vanished. engineIndex is null only when the
+   * whole transport failed (output socket error, coordinator gone). Called at most once per engine index.
    */
   onEngineDead(engineIndex: number | null, reason: string): void;
   /** An undecodable output message: reported, the loop keeps running. */
@@ -73,6 +79,7 @@ export interface CoordinatorLink {
 export interface EngineTransport {
   /** Real bound endpoints (port read back for :0). */
   readonly inputAddress: string;
+  /** The first engine's output endpoint (the only one unless engines have their own; see ConnectedEngine). */
   readonly outputAddress: string;
   /** Sorted by identity bytes. */
   readonly engines: readonly ConnectedEngine[];

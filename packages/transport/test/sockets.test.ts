@@ -1,6 +1,7 @@
 // SocketSet (runs on this test thread; it needs no runtime marker): releasing endpoints for real, and doing
 // so without ever stalling libzmq's I/O thread through a half-closed socket monitor.
 
+import { existsSync } from "node:fs";
 import { afterAll, describe, expect, it } from "vitest";
 import * as zmq from "zeromq";
 import { enableDisconnectNotify } from "../src/liveness.ts";
@@ -70,6 +71,29 @@ describe("SocketSet", () => {
     expect(endpoint).toMatch(/^tcp:\/\/127\.0\.0\.1:[1-9]\d*$/);
     await Promise.all([sockets.closeAll(), sockets.closeAll(), sockets.release(router)]);
     expect(router.closed).toBe(true);
+  });
+
+  it("removes the ipc socket files it bound (libzmq alone leaves them behind)", async () => {
+    const bare = new zmq.Pull({ linger: 0 });
+    const barePath = ipc.address("bare").slice("ipc://".length);
+    await bare.bind(`ipc://${barePath}`);
+    bare.close();
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(existsSync(barePath)).toBe(true); // control: what the cleanup is for
+
+    const sockets = new SocketSet();
+    const early = sockets.add(new zmq.Router({ linger: 0 }));
+    const late = sockets.add(new zmq.Pull({ linger: 0 }));
+    const paths = [ipc.address("early"), ipc.address("late")];
+    await sockets.bind(early, paths[0]!, "handshake");
+    await sockets.bind(late, paths[1]!, "output");
+    const files = paths.map((p) => p.slice("ipc://".length));
+    expect(files.every((f) => existsSync(f))).toBe(true);
+    await sockets.release(early);
+    expect(existsSync(files[0]!)).toBe(false);
+    expect(existsSync(files[1]!)).toBe(true);
+    await sockets.closeAll();
+    expect(existsSync(files[1]!)).toBe(false);
   });
 
   it("turns a failed bind into a BindError naming the socket role", async () => {

@@ -6,6 +6,7 @@ import {
   FinishReason,
 } from "@vllm-engine-core/protocol";
 import { afterAll, describe, expect, it } from "vitest";
+import { SENTINEL_ATTRIBUTION_WINDOW_MS } from "../src/engine-transport.ts";
 import { freeTcpAddress, ipcDir } from "./helpers/addresses.ts";
 import { useCleanups } from "./helpers/cleanup.ts";
 import { assertBindable, RawEngine } from "./helpers/raw-engine.ts";
@@ -46,21 +47,20 @@ function request(requestId: string, maxTokens: number): EngineCoreRequest {
 }
 
 /** A worker connected (handshake-owner) to `count` raw engines, output loop running. */
-async function withRawEngines(count: number, heartbeat?: { intervalMs: number; timeoutMs: number }) {
+async function withRawEngines(count: number, options: { localOutputAddress?: string } = {}) {
   const handshakeAddress = ipc.address("hs");
   const w = worker();
   const connecting = w.connect({
-    config: { mode: "handshake-owner", handshakeAddress, engineCount: count },
-    ...(heartbeat === undefined ? {} : { heartbeat }),
+    config: { mode: "handshake-owner", handshakeAddress, engineCount: count, ...options },
   });
   const engines = Array.from({ length: count }, (_, index) => new RawEngine(index));
   defer(() => {
     for (const e of engines) e.close();
   });
-  await Promise.all(engines.map((e) => e.startup(handshakeAddress)));
+  const inits = await Promise.all(engines.map((e) => e.startup(handshakeAddress)));
   const result = await connecting;
   await w.request({ op: "start-output" });
-  return { w, engines, result };
+  return { w, engines, result, inits };
 }
 
 /** A worker connected to one mock-engine process per engine index. */
@@ -186,11 +186,56 @@ describe("the output loop", () => {
     });
   });
 
-  it("ENGINE_CORE_DEAD with several engines cannot be attributed (null)", async () => {
-    const { w, engines } = await withRawEngines(2);
+  it("each engine gets its own output socket, so ENGINE_CORE_DEAD from engine 1 of 2 names engine 1 at once", async () => {
+    const { w, engines, result, inits } = await withRawEngines(2);
+    const [a, b] = inits.map((init) => init.addresses.outputs);
+    expect(a).toHaveLength(1);
+    expect(b).toHaveLength(1);
+    expect(a![0]).not.toBe(b![0]);
+    expect(new Set(result.engines.map((e) => e.outputAddress))).toEqual(new Set([a![0], b![0]]));
+    expect(result.outputAddress).toBe(result.engines[0]!.outputAddress);
     await engines[1]!.pushDead();
     const dead = await w.waitForEvent(isDead);
-    expect(dead.engineIndex).toBeNull();
+    expect(dead.engineIndex).toBe(1);
+    expect(dead.reason).toContain("ENGINE_CORE_DEAD");
+    // Engine 1's process is still up (its sockets are open): attribution did not wait for it to go.
+    await engines[0]!.pushOutputs({ outputs: [], timestamp: 42 });
+    await w.waitForEvent(
+      (e): e is Extract<WorkerEvent, { kind: "outputs" }> => isOutputs(e) && e.outputs.timestamp === 42,
+    );
+    await w.request({ op: "send", engineIndex: 0, frames: encodeAbortRequest(["still-alive"]) });
+    expect((await engines[0]!.receiveRequest()).length).toBe(2);
+    await sleep(100);
+    expect(deadEvents(w)).toHaveLength(1);
+  });
+
+  it("on a shared output socket the sentinel is attributed to the engine whose connection closes next", async () => {
+    const { w, engines, inits } = await withRawEngines(2, { localOutputAddress: ipc.address("shared-out") });
+    expect(inits[0]!.addresses.outputs).toEqual(inits[1]!.addresses.outputs);
+    await engines[1]!.pushDead();
+    await sleep(200);
+    expect(deadEvents(w)).toHaveLength(0); // not yet attributable
+    engines[1]!.close(); // vLLM's engine exits right after the sentinel
+    const dead = await w.waitForEvent(isDead);
+    expect(dead.engineIndex).toBe(1);
+    expect(dead.reason).toContain("ENGINE_CORE_DEAD");
+    expect(dead.reason).toContain("attributed by its input connection closing");
+    await w.request({ op: "send", engineIndex: 0, frames: encodeAbortRequest(["still-alive"]) });
+    expect((await engines[0]!.receiveRequest()).length).toBe(2);
+    await sleep(200);
+    expect(deadEvents(w)).toHaveLength(1);
+  });
+
+  it("on a shared output socket an unattributable sentinel fails every engine on it after the window", async () => {
+    const { w, engines } = await withRawEngines(2, { localOutputAddress: ipc.address("shared-out") });
+    const sentAt = Date.now();
+    await engines[0]!.pushDead();
+    const first = await w.waitForEvent(isDead, SENTINEL_ATTRIBUTION_WINDOW_MS + 5000);
+    await sleep(100);
+    const deaths = deadEvents(w);
+    expect(deaths.map((d) => d.engineIndex).sort()).toEqual([0, 1]);
+    expect(first.at - sentAt).toBeGreaterThanOrEqual(SENTINEL_ATTRIBUTION_WINDOW_MS - 100);
+    for (const d of deaths) expect(d.reason).toMatch(/shared by engines 0, 1 and none of them disconnected/);
   });
 
   it("the mock engine's dead sentinel is reported once, even though the process then exits", async () => {

@@ -191,6 +191,19 @@ export class ClientClosedError extends VllmEngineCoreError {
   }
 }
 
+/** attach() was given something that is not a connection handle. */
+export class InvalidConnectionHandleError extends VllmEngineCoreError {
+  override readonly name = "InvalidConnectionHandleError";
+  readonly code = "INVALID_CONNECTION_HANDLE" as const;
+  readonly received: string;
+  constructor(options: { received: string }) {
+    super(
+      `attach() expects the \`handle\` of a connected client or connection, got ${options.received}. Post \`client.handle\` from the thread that connected and pass it unchanged.`,
+    );
+    this.received = options.received;
+  }
+}
+
 /** A request id is already in flight on this connection. */
 export class DuplicateRequestIdError extends VllmEngineCoreError {
   override readonly name = "DuplicateRequestIdError";

@@ -1,6 +1,10 @@
 // openConnection / attachConnection: the host API any thread calls. Nothing here touches a socket: the
 // connect itself (binds, handshakes, registrations) and every loop run on the runtime worker.
-import { ClientClosedError, deserializeError } from "@vllm-engine-core/protocol";
+import {
+  ClientClosedError,
+  deserializeError,
+  InvalidConnectionHandleError,
+} from "@vllm-engine-core/protocol";
 import type { RuntimeConnectConfig } from "../config.js";
 import type { AttachResult } from "../messages.js";
 import { CANCEL_CONFIRM_TIMEOUT_MS, RETIRING_RETRIES } from "../timing.js";
@@ -44,9 +48,7 @@ export async function attachConnection(handle: ConnectionHandle): Promise<Runtim
     typeof connectionId !== "string" ||
     !connectionId.includes(":")
   ) {
-    throw new TypeError(
-      "attachConnection expects the `handle` of a RuntimeConnection (posted from another thread)",
-    );
+    throw new InvalidConnectionHandleError({ received: describeValue(handle) });
   }
   const existing = connections.get(connectionId);
   if (existing !== undefined && !existing.closed) return existing;
@@ -143,4 +145,10 @@ function untilAborted<T>(promise: Promise<T>, signal: AbortSignal | undefined): 
       },
     );
   });
+}
+
+function describeValue(value: unknown): string {
+  if (value === null) return "null";
+  if (typeof value !== "object") return `a ${typeof value}`;
+  return `an object with keys [${Object.keys(value).join(", ")}]`;
 }

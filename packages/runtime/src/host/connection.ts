@@ -10,19 +10,27 @@ import {
   type EngineCoreRequest,
   encodeAddRequest,
   FinishReason,
+  type ProtocolError,
   RequestStreamClosedError,
   type UtilityOutput,
 } from "@vllm-engine-core/protocol";
 import {
   type AbortResult,
   type AttachResult,
+  type ConnectionDiagnosticsWire,
   ownedFrame,
   packArgs,
   type ToHost,
   unpackArgs,
   unpackOutput,
 } from "../messages.js";
-import type { ConnectionHandle, ConnectionInfo, RequestSink, RuntimeConnection } from "../types.js";
+import type {
+  ConnectionDiagnostics,
+  ConnectionHandle,
+  ConnectionInfo,
+  RequestSink,
+  RuntimeConnection,
+} from "../types.js";
 import type { LinkedConnection, RuntimeLink } from "./link.js";
 
 interface LiveRequest {
@@ -141,6 +149,19 @@ export class ThreadConnection implements RuntimeConnection, LinkedConnection {
       engineIndex,
       output: unpackArgs(output) as UtilityOutput,
     }));
+  }
+
+  async diagnostics(): Promise<ConnectionDiagnostics> {
+    this.#assertOpen();
+    const wire = (await this.#link.call({ t: "diagnostics", connectionId: this.#id })
+      .result) as ConnectionDiagnosticsWire;
+    return {
+      undecodableOutputMessages: wire.undecodableOutputMessages,
+      outputsForUnknownRequests: wire.outputsForUnknownRequests,
+      unknownUtilityReplies: wire.unknownUtilityReplies,
+      lastProtocolError:
+        wire.lastProtocolError === null ? null : (deserializeError(wire.lastProtocolError) as ProtocolError),
+    };
   }
 
   async detach(): Promise<void> {

@@ -21,12 +21,14 @@ import {
   type AbortResult,
   type AttachResult,
   type CallBody,
+  type ConnectionDiagnosticsWire,
   type ConnectionInfoWire,
   ownedFrame,
   packArgs,
   packOutput,
   unpackArgs,
 } from "../messages.js";
+import { ConnectionDiagnostics } from "./diagnostics.js";
 import type { EngineIO, EngineOutputSink } from "./engine-io.js";
 import type { ThreadPeer } from "./peer.js";
 
@@ -65,6 +67,7 @@ export class ConnectionService implements EngineOutputSink {
   private readonly requests = new Map<string, TrackedRequest>();
   private readonly utilities = new Map<bigint, PendingUtility>();
   private nextCallId = 1n;
+  private readonly diag = new ConnectionDiagnostics();
   private health: SerializedError | null = null;
   private adopted = false;
   private closed = false;
@@ -86,7 +89,11 @@ export class ConnectionService implements EngineOutputSink {
     this.info = {
       inputAddress: io.inputAddress,
       outputAddress: io.outputAddress,
-      engines: io.engines.map((engine) => ({ index: engine.index, readyResponse: engine.readyResponse })),
+      engines: io.engines.map((engine) => ({
+        index: engine.index,
+        outputAddress: engine.outputAddress,
+        readyResponse: engine.readyResponse,
+      })),
       clientIndex: this.clientIndex,
       ...(config.modelName !== undefined ? { modelName: config.modelName } : {}),
     };
@@ -234,6 +241,11 @@ export class ConnectionService implements EngineOutputSink {
     }));
   }
 
+  diagnostics(peer: ThreadPeer): ConnectionDiagnosticsWire {
+    this.assertAttached(peer);
+    return this.diag.snapshot();
+  }
+
   // ---- thread lifecycle ---------------------------------------------------------------------
 
   /** The thread stops using this connection: its live requests are aborted on their engines. */
@@ -258,6 +270,7 @@ export class ConnectionService implements EngineOutputSink {
   ): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    this.diag.close();
     const serialized = serializeError(error);
     for (const peer of this.peers) {
       peer.post({ t: "closed", c: this.id, error: serialized });
@@ -281,6 +294,7 @@ export class ConnectionService implements EngineOutputSink {
   /** Process exit or runtime crash: close the sockets, tell nobody (the host reports the runtime's fate). */
   async closeSockets(): Promise<void> {
     this.closed = true;
+    this.diag.close();
     for (const pending of this.utilities.values()) pending.reject(new ClientClosedError());
     this.utilities.clear();
     this.requests.clear();
@@ -306,13 +320,18 @@ export class ConnectionService implements EngineOutputSink {
     };
     for (const output of outputs.outputs) {
       const tracked = this.requests.get(output.requestId);
-      if (tracked === undefined) continue;
+      if (tracked === undefined) {
+        // Late outputs after an abort are normal (vLLM drops them too): counted, not warned.
+        this.diag.outputsForUnknownRequests++;
+        continue;
+      }
       if (output.finishReason !== null) this.forget(output.requestId, tracked);
       slot(tracked.owner).outputs.push(output);
     }
     if (finished !== null) {
       for (const requestId of finished) {
         const tracked = this.requests.get(requestId);
+        // Not counted: with include_finished_set vLLM also lists requests whose finish output came already.
         if (tracked === undefined) continue;
         this.forget(requestId, tracked);
         const entry = slot(tracked.owner);
@@ -368,9 +387,7 @@ export class ConnectionService implements EngineOutputSink {
 
   onBadMessage(error: ProtocolError): void {
     // The loop keeps running; the message cannot be attributed to any request.
-    process.emitWarning(`vllm-engine-core runtime: dropped an undecodable output message: ${error.message}`, {
-      code: error.code,
-    });
+    if (!this.closed) this.diag.badMessage(error);
   }
 
   // ---- internals ----------------------------------------------------------------------------
@@ -382,7 +399,10 @@ export class ConnectionService implements EngineOutputSink {
 
   private resolveUtility(engineIndex: number, output: UtilityOutput): void {
     const pending = this.utilities.get(output.callId);
-    if (pending === undefined || pending.engine.index !== engineIndex) return;
+    if (pending === undefined || pending.engine.index !== engineIndex) {
+      this.diag.unknownUtilityReply(engineIndex, output.callId);
+      return;
+    }
     this.utilities.delete(output.callId);
     pending.resolve(output);
   }

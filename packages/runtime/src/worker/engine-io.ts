@@ -16,6 +16,7 @@ export interface EngineIO {
   readonly engines: readonly {
     index: number;
     identity: Uint8Array;
+    outputAddress: string;
     readyResponse: EngineCoreReadyResponse;
   }[];
   readonly coordinator: {

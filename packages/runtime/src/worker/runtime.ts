@@ -99,6 +99,8 @@ export class RuntimeService {
         return connection.abort(peer, call.requestIds);
       case "utility":
         return connection.callUtility(peer, call.method, call.args);
+      case "diagnostics":
+        return connection.diagnostics(peer);
       case "detach":
         await connection.detach(peer);
         return null;

@@ -1,0 +1,93 @@
+// What a connection noticed about its engines' output stream that belongs to no request: undecodable
+// messages, outputs for request ids that are not live, utility replies nobody waits for. Counted for
+// `diagnostics()`, and the anomalies are also logged as process warnings, at most one per kind per interval,
+// so a misbehaving engine can't flood stderr (a 10 s fuzz run used to print ~24,000 lines).
+import type { ProtocolError, SerializedError } from "@vllm-engine-core/protocol";
+import { serializeError } from "@vllm-engine-core/protocol";
+import type { ConnectionDiagnosticsWire } from "../messages.js";
+
+/** At most one warning per kind per this many ms; the ones in between are summed into the next. */
+export const WARNING_INTERVAL_MS = 10_000;
+
+export class ConnectionDiagnostics {
+  undecodableOutputMessages = 0;
+  outputsForUnknownRequests = 0;
+  unknownUtilityReplies = 0;
+  #lastProtocolError: SerializedError | null = null;
+  readonly #badMessageWarning = new RateLimitedWarning("VLLM_UNDECODABLE_OUTPUT");
+  readonly #utilityWarning = new RateLimitedWarning("VLLM_UNKNOWN_UTILITY_REPLY");
+
+  badMessage(error: ProtocolError): void {
+    this.undecodableOutputMessages++;
+    this.#lastProtocolError = serializeError(error);
+    this.#badMessageWarning.emit(
+      `vllm-engine-core: dropped an undecodable engine output message: ${error.message}`,
+    );
+  }
+
+  unknownUtilityReply(engineIndex: number, callId: bigint): void {
+    this.unknownUtilityReplies++;
+    this.#utilityWarning.emit(
+      `vllm-engine-core: engine ${engineIndex} answered utility call ${callId}, which no caller is waiting for ` +
+        "(already answered, rolled back, or never made by this client); the reply was dropped",
+    );
+  }
+
+  snapshot(): ConnectionDiagnosticsWire {
+    return {
+      undecodableOutputMessages: this.undecodableOutputMessages,
+      outputsForUnknownRequests: this.outputsForUnknownRequests,
+      unknownUtilityReplies: this.unknownUtilityReplies,
+      lastProtocolError: this.#lastProtocolError,
+    };
+  }
+
+  close(): void {
+    this.#badMessageWarning.close();
+    this.#utilityWarning.close();
+  }
+}
+
+/** process.emitWarning, at most once per interval; suppressed ones are summed into one later warning. */
+export class RateLimitedWarning {
+  readonly #code: string;
+  readonly #intervalMs: number;
+  #quietUntil = 0;
+  #suppressed = 0;
+  #latest = "";
+  #flushTimer: NodeJS.Timeout | undefined;
+
+  constructor(code: string, intervalMs = WARNING_INTERVAL_MS) {
+    this.#code = code;
+    this.#intervalMs = intervalMs;
+  }
+
+  emit(message: string): void {
+    const now = performance.now();
+    if (now >= this.#quietUntil && this.#suppressed === 0) {
+      this.#quietUntil = now + this.#intervalMs;
+      process.emitWarning(message, { code: this.#code });
+      return;
+    }
+    this.#suppressed++;
+    this.#latest = message;
+    // Unref'd: a pending summary must not keep the runtime thread alive.
+    this.#flushTimer ??= setTimeout(() => this.#flush(), Math.max(0, this.#quietUntil - now)).unref();
+  }
+
+  close(): void {
+    clearTimeout(this.#flushTimer);
+    this.#flushTimer = undefined;
+  }
+
+  #flush(): void {
+    this.#flushTimer = undefined;
+    const count = this.#suppressed;
+    this.#suppressed = 0;
+    this.#quietUntil = performance.now() + this.#intervalMs;
+    process.emitWarning(
+      `${count} more like this in the last ${this.#intervalMs / 1000} s; the latest: ${this.#latest}`,
+      { code: this.#code },
+    );
+  }
+}
