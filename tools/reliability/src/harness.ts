@@ -27,8 +27,8 @@ export function ipcAddress(tag: string): string {
 }
 
 /**
- * Deletes the socket files of every ipc address handed out so far: the file of an explicit ipc:// bind
- * stays after the socket is closed (observed with zeromq 6.8), so they would pile up in the temp dir.
+ * Deletes the socket files of every ipc address handed out so far. The transport removes the files it bound
+ * when it closes; this catches the ones left by a killed process or by a test that failed before closing.
  */
 export function removeIpcFiles(): void {
   for (const path of ipcPaths) rmSync(path, { force: true });
@@ -146,7 +146,7 @@ export interface Setup {
  */
 export async function connectEngines(
   processes: readonly Partial<MockEngineOptions>[],
-  transport: Partial<{ readyTimeoutMs: number }> = {},
+  transport: Partial<{ readyTimeoutMs: number; localOutputAddress: string }> = {},
   clientConfig: Partial<EngineCoreClientConfig> = {},
 ): Promise<Setup> {
   const handshakeAddress = ipcAddress("hs");
@@ -160,6 +160,9 @@ export async function connectEngines(
         handshakeAddress,
         engineCount,
         readyTimeoutMs: transport.readyTimeoutMs ?? 20_000,
+        ...(transport.localOutputAddress === undefined
+          ? {}
+          : { localOutputAddress: transport.localOutputAddress }),
       },
       ...clientConfig,
     });

@@ -18,7 +18,17 @@ export interface RogueFuzzReport {
   /** Errors without a string `code`. */
   untypedErrors: string[];
   uncaught: string[];
+  /** Warning lines about undecodable messages (rate-limited: first one, then one summary per 10 s). */
   droppedWarnings: number;
+  /** Undecodable messages those warnings account for, summaries included. */
+  droppedReported: number;
+  /** What `client.diagnostics()` counted. */
+  diagnostics: {
+    undecodable: number;
+    unknownRequests: number;
+    unknownUtilities: number;
+    lastError: string | null;
+  };
   healthyAtEnd: boolean;
   freshOk: boolean;
 }
@@ -89,9 +99,14 @@ export async function runRogueFuzz(seconds: number, seed: number, options: { ech
     } catch (e) {
       note(e);
     }
-    // Let the last rogue messages reach the runtime and any late warning reach stderr.
+    // Let the last rogue messages reach the runtime.
     await new Promise((resolve) => setTimeout(resolve, 200));
-    unsubscribe(); // shutdown() below reports ClientClosedError as a health change
+    const diag = await client.diagnostics();
+    const healthyAtEnd = client.isHealthy;
+    unsubscribe(); // shutdown() reports ClientClosedError as a health change
+    // Closing flushes the pending warning summary; give it time to reach this thread's stderr.
+    await client.shutdown();
+    await new Promise((resolve) => setTimeout(resolve, 200));
     return {
       stats,
       requests,
@@ -100,7 +115,17 @@ export async function runRogueFuzz(seconds: number, seed: number, options: { ech
       untypedErrors,
       uncaught,
       droppedWarnings: stderr.droppedWarnings(),
-      healthyAtEnd: client.isHealthy,
+      droppedReported: stderr.droppedReported(),
+      diagnostics: {
+        undecodable: diag.undecodableOutputMessages,
+        unknownRequests: diag.outputsForUnknownRequests,
+        unknownUtilities: diag.unknownUtilityReplies,
+        lastError:
+          diag.lastProtocolError === null
+            ? null
+            : `${diag.lastProtocolError.name}: ${diag.lastProtocolError.message}`,
+      },
+      healthyAtEnd,
       freshOk,
     } satisfies RogueFuzzReport;
   } finally {

@@ -1,12 +1,19 @@
-// Records what reaches this process's stderr while still printing it: the runtime reports undecodable
-// output messages only as a Node warning emitted on its worker thread, which Node forwards to the main
-// thread's process.stderr; this is the one place a test can observe it.
+// Records what reaches this process's stderr while still printing it: the runtime logs dropped output
+// messages as Node warnings emitted on its worker thread (rate-limited: the first one, then at most one
+// "N more like this" summary per 10 s), which Node forwards to the main thread's process.stderr.
 export interface StderrCapture {
   readonly text: () => string;
-  /** Number of "dropped an undecodable output message" warnings seen so far. */
+  /** Number of "dropped an undecodable engine output message" warning lines seen so far. */
   readonly droppedWarnings: () => number;
+  /** Undecodable messages those warnings account for (a summary line counts its N). */
+  readonly droppedReported: () => number;
+  /** Number of "answered utility call … no caller is waiting for" warning lines seen so far. */
+  readonly unknownUtilityWarnings: () => number;
   restore(): void;
 }
+
+const DROPPED =
+  /(?:(\d+) more like this in the last [\d.]+ s; the latest: )?vllm-engine-core: dropped an undecodable engine output message/g;
 
 export function captureStderr(options: { echo?: boolean } = {}): StderrCapture {
   const original = process.stderr.write;
@@ -22,7 +29,10 @@ export function captureStderr(options: { echo?: boolean } = {}): StderrCapture {
   } as typeof process.stderr.write;
   return {
     text: () => text,
-    droppedWarnings: () => text.match(/dropped an undecodable output message/g)?.length ?? 0,
+    droppedWarnings: () => text.match(DROPPED)?.length ?? 0,
+    droppedReported: () =>
+      [...text.matchAll(DROPPED)].reduce((sum, m) => sum + (m[1] === undefined ? 1 : Number(m[1])), 0),
+    unknownUtilityWarnings: () => text.match(/which no caller is waiting for/g)?.length ?? 0,
     restore() {
       process.stderr.write = original;
     },

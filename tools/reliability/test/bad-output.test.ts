@@ -1,10 +1,11 @@
 // Priority 7: bad output traffic. Engine 1 of 2 pushes one undecodable frame (0xc1 + text) mid-stream.
 // The runtime must keep running and every stream (of both engines) must complete in full.
 //
-// How it is reported (documented by this test): as a Node process warning emitted on the runtime worker
-// thread, which Node prints to stderr ("vllm-engine-core runtime: dropped an undecodable output message:
-// ..."). There is no typed error, no health change and no callback: the application's main thread cannot
-// observe it (process.on("warning") there does not see it).
+// How it is reported (documented by this test): counted in `client.diagnostics()` with the typed
+// ProtocolError as `lastProtocolError`, and logged as a Node process warning [VLLM_UNDECODABLE_OUTPUT]
+// emitted on the runtime worker thread (rate-limited), which Node prints to stderr. No stream fails and the
+// health does not change: the message names no request. process.on("warning") on the application's main
+// thread does not see the runtime thread's warnings.
 import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { FinishReason } from "@vllm-engine-core/client";
@@ -25,11 +26,12 @@ interface GarbageReport {
   healthChanges: string[];
   healthy: boolean;
   after: number;
+  diagnostics: { undecodable: number; lastError: { name: string; code: string; message: string } | null };
   mainThreadWarnings: string[];
 }
 
 describe("bad output traffic", () => {
-  it("an undecodable output frame: warning on stderr, runtime keeps running, no stream is affected", async () => {
+  it("an undecodable output frame: counted with its ProtocolError, warned once, no stream is affected", async () => {
     const child = spawn(process.execPath, [fixture], { stdio: ["ignore", "pipe", "pipe"] });
     let stdout = "";
     let stderr = "";
@@ -55,10 +57,12 @@ describe("bad output traffic", () => {
     expect(report.healthChanges).toEqual([]);
     expect(report.healthy).toBe(true);
     expect(report.after).toBe(3);
-    // Reported as a warning printed to stderr, once, with the protocol error's code; not as a typed error.
-    const warnings = stderr.match(/vllm-engine-core runtime: dropped an undecodable output message/g) ?? [];
+    // Counted, with the typed error, and logged once on stderr.
+    expect(report.diagnostics.undecodable).toBe(1);
+    expect(report.diagnostics.lastError).toMatchObject({ name: "ProtocolError", code: "PROTOCOL_ERROR" });
+    const warnings = stderr.match(/vllm-engine-core: dropped an undecodable engine output message/g) ?? [];
     expect(warnings).toHaveLength(1);
-    expect(stderr).toContain("PROTOCOL_ERROR");
+    expect(stderr).toContain("VLLM_UNDECODABLE_OUTPUT");
     expect(report.mainThreadWarnings).toEqual([]);
   });
 });

@@ -8,6 +8,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import {
   chatRequest,
   connectEngines,
+  ipcAddress,
   removeIpcFiles,
   type Setup,
   type StreamOutcome,
@@ -144,37 +145,76 @@ describe("engine death mid-stream (two engine processes)", () => {
     expect(health.message).toMatch(/^Engine 0 is dead: the engine sent ENGINE_CORE_DEAD/);
   });
 
-  it("ENGINE_CORE_DEAD from engine 1 of 2: detected before it exits; unattributable, so it fails every engine (as vLLM)", async () => {
-    // The sentinel is a bare 16-byte frame on the shared output PULL socket: it carries no engine index.
-    // vLLM's Python and Rust clients both treat it as fatal for the whole client; the runtime does the same.
+  it("ENGINE_CORE_DEAD from engine 1 of 2: only its streams fail, before it exits; engine 0's complete", async () => {
+    // The sentinel is a bare 16-byte frame with no engine index; each engine pushes to its own output socket
+    // (its INIT names it), so the socket it arrives on names the engine.
     setup = await connectEngines([
       { engineIndices: [0], stepMs: 5 },
       { engineIndices: [1], stepMs: 5, faults: { deadSentinelAfterSteps: 40 } },
     ]);
     const { client, engines } = setup;
+    expect(new Set(client.outputAddresses).size).toBe(2);
     let exitSeenAt = 0;
     void engines[1]!.exited.then(() => {
       exitSeenAt = Date.now();
     });
     const doomed = await openStreams(setup, 1, 1_000_000, "sentinel");
-    const bystanders = await openStreams(setup, 0, 1_000_000, "bystander");
+    const survivors = await openStreams(setup, 0, SURVIVOR_TOKENS, "bystander");
     const failed = await withTimeout(Promise.all(doomed.map((t) => t.outcome)), 10_000, "doomed streams");
     const detectedAt = Date.now() - (performance.now() - Math.max(...failed.map((o) => o.endedAt)));
-    const others = await withTimeout(Promise.all(bystanders.map((t) => t.outcome)), 10_000, "bystanders");
     const sent = await engines[1]!.waitForEvent((e) => e.event === "fault" && e.kind === "engine-dead");
     await engines[1]!.exited;
     console.log(
-      `[reliability] ENGINE_CORE_DEAD (engine 1 of 2): streams failed at +${detectedAt - (sent.ts as number)} ms, parent saw the exit at +${exitSeenAt - (sent.ts as number)} ms`,
+      `[reliability] ENGINE_CORE_DEAD (engine 1 of 2, own output socket): streams failed at +${detectedAt - (sent.ts as number)} ms, parent saw the exit at +${exitSeenAt - (sent.ts as number)} ms`,
     );
-    for (const o of [...failed, ...others]) {
+    for (const o of failed) {
       expect(o.error).toBeInstanceOf(EngineDeadError);
-      expect((o.error as EngineDeadError).engineIndex).toBeNull();
+      expect((o.error as EngineDeadError).engineIndex).toBe(1);
       expect((o.error as EngineDeadError).reason).toContain("ENGINE_CORE_DEAD");
     }
     expect(detectedAt).toBeLessThanOrEqual(exitSeenAt);
-    expect((client.healthError as EngineDeadError).engineIndex).toBeNull();
-    // Engine 0 itself is still running (it is not told anything: no ABORT goes to an engine marked dead).
-    expect(engines[0]!.events.some((e) => e.event === "exit")).toBe(false);
+    expect(detectedAt - (sent.ts as number)).toBeLessThan(1_000);
+    expectCompleted(
+      survivors,
+      await withTimeout(Promise.all(survivors.map((t) => t.outcome)), 15_000, "bystanders"),
+    );
+    const health = client.healthError as EngineDeadError;
+    expect(health.engineIndex).toBe(1);
+    expect(health.message).toMatch(/^Engine 1 is dead: the engine sent ENGINE_CORE_DEAD/);
+    expect(engines[0]!.events.some((e) => e.event === "exit" || e.event === "abort")).toBe(false);
+  });
+
+  it("ENGINE_CORE_DEAD on a shared output socket (explicit localOutputAddress): attributed by the exit that follows", async () => {
+    // One output address for both engines (as in bootstrapped mode): the sentinel names no engine until the
+    // sender's input connection closes, which vLLM's engine does right after sending it.
+    setup = await connectEngines(
+      [
+        { engineIndices: [0], stepMs: 5 },
+        { engineIndices: [1], stepMs: 5, faults: { deadSentinelAfterSteps: 40 } },
+      ],
+      { localOutputAddress: ipcAddress("shared-out") },
+    );
+    const { client, engines } = setup;
+    expect(new Set(client.outputAddresses).size).toBe(1);
+    const doomed = await openStreams(setup, 1, 1_000_000, "sentinel");
+    const survivors = await openStreams(setup, 0, SURVIVOR_TOKENS, "bystander");
+    const failed = await withTimeout(Promise.all(doomed.map((t) => t.outcome)), 10_000, "doomed streams");
+    const detectedAt = Date.now() - (performance.now() - Math.max(...failed.map((o) => o.endedAt)));
+    const sent = await engines[1]!.waitForEvent((e) => e.event === "fault" && e.kind === "engine-dead");
+    console.log(
+      `[reliability] ENGINE_CORE_DEAD (engine 1 of 2, shared output socket): streams failed at +${detectedAt - (sent.ts as number)} ms`,
+    );
+    for (const o of failed) {
+      expect(o.error).toBeInstanceOf(EngineDeadError);
+      expect((o.error as EngineDeadError).engineIndex).toBe(1);
+      expect((o.error as EngineDeadError).reason).toContain("attributed by its input connection closing");
+    }
+    expect(detectedAt - (sent.ts as number)).toBeLessThan(1_000);
+    expectCompleted(
+      survivors,
+      await withTimeout(Promise.all(survivors.map((t) => t.outcome)), 15_000, "bystanders"),
+    );
+    expect((client.healthError as EngineDeadError).engineIndex).toBe(1);
   });
 });
 

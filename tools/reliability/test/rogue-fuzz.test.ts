@@ -16,8 +16,13 @@ describe("rogue engine fuzz", () => {
     expect(report.healthyAtEnd).toBe(true);
     expect(report.stats.sent).toBeGreaterThan(1000);
     expect(report.requests).toBeGreaterThan(10);
-    // Undecodable messages are reported as warnings (one per message), never more than were sent.
-    expect(report.droppedWarnings).toBeGreaterThan(0);
-    expect(report.droppedWarnings).toBeLessThanOrEqual(report.stats.sent);
+    // Undecodable messages are counted (diagnostics) and logged rate-limited: the first one, then at most
+    // one summary per 10 s; together the warnings account for every counted message.
+    expect(report.diagnostics.undecodable).toBeGreaterThan(0);
+    expect(report.diagnostics.undecodable).toBeLessThanOrEqual(report.stats.sent);
+    expect(report.diagnostics.lastError).toMatch(/^ProtocolError: /);
+    expect(report.droppedWarnings).toBeGreaterThanOrEqual(1);
+    expect(report.droppedWarnings).toBeLessThanOrEqual(3); // 10 s of fuzz: first + ≤ 2 summaries
+    expect(report.droppedReported).toBe(report.diagnostics.undecodable);
   });
 });

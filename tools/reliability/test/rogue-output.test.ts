@@ -3,15 +3,18 @@
 // running, the live streams complete with exactly the expected tokens, the health stays clean, a utility
 // call and a fresh request still work, and nothing escapes as an uncaught exception.
 //
-// How each one is reported (asserted below, from what the runtime prints on this process's stderr):
-// - warning (Node process warning "[PROTOCOL_ERROR] ... dropped an undecodable output message", emitted on
-//   the runtime worker thread; no typed error, no health change, no callback): garbage frame, 2-frame
-//   message starting with the ENGINE_CORE_DEAD sentinel, logprobs with an out-of-range aux index.
-// - silently ignored (no warning, no typed error, no health change): 3 frames where no aux is referenced
-//   (accepted), tokens for an unknown request id, a second finish of a finished request, a utility reply
-//   for an unknown call id.
-// No injection surfaces any error, typed or not, to the application. The exact table is WARNINGS below.
-import { EngineCoreClient } from "@vllm-engine-core/client";
+// How each one is reported (asserted below: `client.diagnostics()` counters, and what the runtime prints on
+// this process's stderr). None changes the health or fails a stream.
+// - counted as undecodable, with the ProtocolError as `lastProtocolError`, and a warning
+//   ([VLLM_UNDECODABLE_OUTPUT], rate-limited): garbage frame, 2-frame message starting with the
+//   ENGINE_CORE_DEAD sentinel, logprobs with an out-of-range aux index.
+// - counted as an unknown utility reply, with a warning ([VLLM_UNKNOWN_UTILITY_REPLY], rate-limited): a utility
+//   reply for a call id nobody made.
+// - counted as an output for an unknown request, no warning (late outputs after an abort are normal): tokens
+//   for an unknown request id, a second finish of a finished request.
+// - accepted: 3 frames where no aux is referenced (unused aux frames are ignored, as vLLM's decoder does).
+// The exact table is EXPECTED below.
+import { EngineCoreClient, ProtocolError } from "@vllm-engine-core/client";
 import { expectedTokens } from "@vllm-engine-core/mock-engine";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { drain, ipcAddress, removeIpcFiles, withTimeout } from "../src/harness.ts";
@@ -19,15 +22,20 @@ import { type RogueEngine, startRogueEngine } from "../src/rogue-engine.ts";
 import type { InjectionKind } from "../src/rogue-protocol.ts";
 import { captureStderr, type StderrCapture } from "../src/stderr-capture.ts";
 
-/** Number of "dropped an undecodable output message" warnings each injection causes. */
-const WARNINGS: Record<InjectionKind, number> = {
-  garbage: 1,
-  "extra-frames": 0, // decoded; the unreferenced aux frames are ignored (as vLLM's msgpack decoder does)
-  "sentinel-plus-frame": 1, // not the 1-frame sentinel, so no engine death: decoded as msgpack and rejected
-  "aux-index-out-of-range": 1,
-  "unknown-request": 0,
-  "second-finish": 0,
-  "unknown-utility": 0,
+/** What each injection does to `diagnostics()` (undecodable, unknown request, unknown utility) and stderr. */
+const EXPECTED: Record<
+  InjectionKind,
+  { undecodable: number; unknownRequests: number; unknownUtilities: number }
+> = {
+  garbage: { undecodable: 1, unknownRequests: 0, unknownUtilities: 0 },
+  // decoded; the unreferenced aux frames are ignored (as vLLM's msgpack decoder does)
+  "extra-frames": { undecodable: 0, unknownRequests: 0, unknownUtilities: 0 },
+  // not the 1-frame sentinel, so no engine death: decoded as msgpack and rejected
+  "sentinel-plus-frame": { undecodable: 1, unknownRequests: 0, unknownUtilities: 0 },
+  "aux-index-out-of-range": { undecodable: 1, unknownRequests: 0, unknownUtilities: 0 },
+  "unknown-request": { undecodable: 0, unknownRequests: 1, unknownUtilities: 0 },
+  "second-finish": { undecodable: 0, unknownRequests: 1, unknownUtilities: 0 },
+  "unknown-utility": { undecodable: 0, unknownRequests: 0, unknownUtilities: 1 },
 };
 
 let uncaught: string[] = [];
@@ -107,22 +115,40 @@ async function scenario(kind: InjectionKind) {
   const fresh = await run(c, "fresh", 10);
   expect(fresh.tokens).toEqual(expectedTokens("fresh", prompt("fresh"), 10));
   await new Promise((resolve) => setTimeout(resolve, 100)); // late warnings reach stderr
-  return { injected, healthy: c.isHealthy };
+  return { injected, healthy: c.isHealthy, diagnostics: await c.diagnostics() };
 }
 
 describe("rogue engine: bad output traffic", () => {
-  for (const kind of Object.keys(WARNINGS) as InjectionKind[]) {
-    const how = WARNINGS[kind] > 0 ? "warning on stderr" : "silently ignored";
+  for (const kind of Object.keys(EXPECTED) as InjectionKind[]) {
+    const expected = EXPECTED[kind];
+    const how =
+      expected.undecodable + expected.unknownUtilities > 0
+        ? "counted + warning"
+        : expected.unknownRequests > 0
+          ? "counted"
+          : "accepted";
     it(`${kind} (${how}): runtime keeps running, live streams complete, health clean`, async () => {
-      const { injected, healthy } = await scenario(kind);
-      const warnings = stderr.droppedWarnings();
+      const { injected, healthy, diagnostics } = await scenario(kind);
+      const warnings = stderr.droppedWarnings() + stderr.unknownUtilityWarnings();
       console.log(
-        `[reliability] rogue ${kind}: ${injected.frames} frame(s), ${warnings} warning(s)\n${stderr.text()}`,
+        `[reliability] rogue ${kind}: ${injected.frames} frame(s), ${warnings} warning(s), diagnostics ${JSON.stringify({ ...diagnostics, lastProtocolError: diagnostics.lastProtocolError?.message ?? null })}\n${stderr.text()}`,
       );
       expect(healthy).toBe(true);
       expect(healthChanges).toEqual([]);
       expect(uncaught).toEqual([]);
-      expect(warnings).toBe(WARNINGS[kind]);
+      expect({
+        undecodable: diagnostics.undecodableOutputMessages,
+        unknownRequests: diagnostics.outputsForUnknownRequests,
+        unknownUtilities: diagnostics.unknownUtilityReplies,
+      }).toEqual(expected);
+      expect(stderr.droppedWarnings()).toBe(expected.undecodable);
+      expect(stderr.unknownUtilityWarnings()).toBe(expected.unknownUtilities);
+      if (expected.undecodable > 0) {
+        expect(diagnostics.lastProtocolError).toBeInstanceOf(ProtocolError);
+        expect(stderr.text()).toContain("VLLM_UNDECODABLE_OUTPUT");
+      } else {
+        expect(diagnostics.lastProtocolError).toBeNull();
+      }
     });
   }
 });

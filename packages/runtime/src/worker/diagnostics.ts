@@ -75,12 +75,15 @@ export class RateLimitedWarning {
     this.#flushTimer ??= setTimeout(() => this.#flush(), Math.max(0, this.#quietUntil - now)).unref();
   }
 
+  /** Emits the pending summary now, so no suppressed count is lost when the connection closes. */
   close(): void {
     clearTimeout(this.#flushTimer);
     this.#flushTimer = undefined;
+    if (this.#suppressed > 0) this.#flush();
   }
 
   #flush(): void {
+    clearTimeout(this.#flushTimer);
     this.#flushTimer = undefined;
     const count = this.#suppressed;
     this.#suppressed = 0;
