@@ -226,6 +226,14 @@ export class EngineCoreClient implements AsyncDisposable {
     if (this.#closed)
       throw new ClientClosedError({ detail: "EngineCoreClient.shutdown() was called on this client" });
     const ids = typeof requestIds === "string" ? [requestIds] : [...requestIds];
+    ids.forEach((id, i) => {
+      if (typeof id !== "string") {
+        throw new InvalidRequestError({
+          field: `requestIds[${i}]`,
+          detail: `request ids are strings, got ${typeof id}`,
+        });
+      }
+    });
     if (ids.length === 0) return;
     // Local streams end first; the runtime finalises streams owned by other threads the same way.
     for (const id of ids) {

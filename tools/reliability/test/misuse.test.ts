@@ -326,7 +326,7 @@ describe("caller misuse", () => {
 });
 
 describe("caller misuse, whole process", () => {
-  it("arguments that cannot cross to the runtime thread: the call fails, nothing stays pending, the process exits cleanly", async () => {
+  it("uncloneable arguments, bad handles, empty utility names, clientIndex ≠ 0 with handshake-owner: typed errors, nothing pending, clean exit", async () => {
     const fixture = fileURLToPath(new URL("./fixtures/unclonable-args.mjs", import.meta.url));
     const child = spawn(process.execPath, [fixture], { stdio: ["ignore", "pipe", "pipe"] });
     let stdout = "";
@@ -344,7 +344,15 @@ describe("caller misuse, whole process", () => {
     clearTimeout(timer);
     expect({ code, signal, stderr }).toEqual({ code: 0, signal: null, stderr: "" });
     expect(JSON.parse(stdout.trim())).toEqual({
-      errors: ["DataCloneError", "DataCloneError", "DataCloneError"],
+      errors: [
+        "InvalidRequestError:INVALID_REQUEST:args",
+        "InvalidRequestError:INVALID_REQUEST:args",
+        "InvalidRequestError:INVALID_REQUEST:requestIds[0]",
+        "InvalidRequestError:INVALID_REQUEST:method",
+        "InvalidConnectionHandleError:INVALID_CONNECTION_HANDLE:",
+        "InvalidConnectionHandleError:INVALID_CONNECTION_HANDLE:",
+        "InvalidConfigError:INVALID_CONFIG:clientIndex",
+      ],
       tokens: 3,
     });
   });
