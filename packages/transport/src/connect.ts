@@ -86,6 +86,8 @@ async function connectAsHandshakeOwner(
   const handshake = sockets.add(
     new zmq.Router({ ...BASE_SOCKET_OPTIONS, ipv6: isIpv6(config.handshakeAddress) }),
   );
+  // An engine that dies between HELLO and READY shows up as a disconnect instead of a READY timeout.
+  enableDisconnectNotify(handshake);
   const handshakeAddress = await abortable(
     sockets.bind(handshake, config.handshakeAddress, "handshake"),
     signal,

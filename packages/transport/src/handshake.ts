@@ -1,6 +1,7 @@
 // HELLO → INIT → READY on the handshake ROUTER (spec §3.4 steps 5–7).
 import {
   decodeHandshakeStatus,
+  EngineDeadError,
   engineIndexFromIdentity,
   type HandshakeStatus,
   HandshakeTimeoutError,
@@ -46,6 +47,10 @@ export async function runHandshake(params: HandshakeParams): Promise<Map<string,
       signal,
       () => new HandshakeTimeoutError({ stage: "HELLO", engineIndex: null, address, timeoutMs }),
     );
+    if (isDisconnect(frames)) {
+      checkDisconnect(frames, states, address);
+      continue;
+    }
     const { identity, hex, index, status } = parseHandshakeMessage(frames, address);
     if (status.status === "HELLO") {
       if (states.has(hex)) {
@@ -83,6 +88,10 @@ export async function runHandshake(params: HandshakeParams): Promise<Map<string,
       signal,
       () => new HandshakeTimeoutError({ stage: "READY", engineIndex: only, address, timeoutMs }),
     );
+    if (isDisconnect(frames)) {
+      checkDisconnect(frames, states, address);
+      continue;
+    }
     const { hex, index, status } = parseHandshakeMessage(frames, address);
     if (status.status === "READY") {
       markReady(states, hex, index, address, [...identities.values()]);
@@ -98,6 +107,24 @@ export async function runHandshake(params: HandshakeParams): Promise<Map<string,
     }
   }
   return identities;
+}
+
+/** ROUTER_NOTIFY on the handshake socket: [identity, <empty>] when a peer's connection drops. */
+function isDisconnect(frames: readonly Buffer[]): boolean {
+  return frames.length === 2 && frames[1]!.length === 0;
+}
+
+/**
+ * An engine between HELLO and READY that disconnects has died during startup: fail now rather than at the
+ * READY timeout. Engines close the handshake socket after READY (normal), and strangers are not ours.
+ */
+function checkDisconnect(frames: readonly Buffer[], states: Map<string, EngineState>, address: string): void {
+  const identity = frames[0]!;
+  if (states.get(identityHex(identity)) !== "hello") return;
+  throw new EngineDeadError({
+    engineIndex: engineIndexFromIdentity(identity),
+    reason: `it disconnected from the handshake socket ${address} after HELLO, before READY (it exited or crashed during startup)`,
+  });
 }
 
 function markReady(

@@ -72,6 +72,23 @@ describe("startup timeouts", () => {
     });
   });
 
+  it("an engine that disconnects after HELLO, before READY: EngineDeadError at once, not a READY timeout", async () => {
+    const config = ownerConfig({ engineCount: 2, readyTimeoutMs: 20_000 });
+    const started = Date.now();
+    const connecting = worker().connect({ config });
+    await rawEngine(0).startup(config.handshakeAddress);
+    const doomed = rawEngine(1);
+    await doomed.hello(config.handshakeAddress);
+    doomed.close(); // dies during startup
+    const error = await connecting.catch((e: unknown) => e);
+    expect(error).toMatchObject({ name: "EngineDeadError", code: "ENGINE_DEAD", engineIndex: 1 });
+    expect((error as Error).message).toContain(
+      `disconnected from the handshake socket ${config.handshakeAddress}`,
+    );
+    expect(Date.now() - started).toBeLessThan(10_000); // far below readyTimeoutMs
+    await assertBindable([config.handshakeAddress, config.localInputAddress, config.localOutputAddress]);
+  });
+
   it("READY: a mock engine with the noReady fault", async () => {
     const config = ownerConfig({ readyTimeoutMs: 1500 });
     const connecting = worker().connect({ config });

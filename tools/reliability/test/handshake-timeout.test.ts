@@ -1,6 +1,6 @@
 // Priority 6: a handshake that never completes. The connect must fail with HandshakeTimeoutError naming
 // the stage and the engine, after about readyTimeoutMs, and leave the address usable right away.
-import { EngineCoreClient, HandshakeTimeoutError } from "@vllm-engine-core/client";
+import { EngineCoreClient, EngineDeadError, HandshakeTimeoutError } from "@vllm-engine-core/client";
 import type { MockEngineOptions, MockEngineProcess } from "@vllm-engine-core/mock-engine";
 import { afterEach, describe, expect, it } from "vitest";
 import { chatRequest, ipcAddress, removeIpcFiles, startEngines, stopAll, track } from "../src/harness.ts";
@@ -103,21 +103,28 @@ describe("handshake that never completes", () => {
 });
 
 describe("engine that dies during the handshake", () => {
-  it("SIGKILL after INIT: noticed only at readyTimeoutMs, as a READY timeout naming the engine", async () => {
-    // Documents current behaviour (as vLLM's Rust client): the handshake waits do not watch for the
-    // engine's disconnect, so a dead engine costs the full readyTimeoutMs (default 30 s).
+  it("SIGKILL after INIT: EngineDeadError naming the engine as soon as it disconnects, not a READY timeout", async () => {
+    // The handshake ROUTER reports disconnects (ROUTER_NOTIFY): an engine that said HELLO and then drops its
+    // connection has died during startup. (vLLM's Rust client waits the full readyTimeoutMs here.)
     const handshakeAddress = ipcAddress("hs");
     engines = await startEngines(handshakeAddress, [{ engineIndices: [0], faults: { noReady: true } }]);
-    const started = performance.now();
     const pending = EngineCoreClient.connect({
-      transport: { mode: "handshake-owner", handshakeAddress, readyTimeoutMs: TIMEOUT_MS },
+      transport: { mode: "handshake-owner", handshakeAddress, readyTimeoutMs: 20_000 },
     }).then(
       () => new Error("connected"),
       (e: unknown) => e,
     );
     await engines[0]!.waitForEvent((e) => e.event === "init");
+    const killedAt = performance.now();
     engines[0]!.kill("SIGKILL");
-    const error = (await pending) as HandshakeTimeoutError;
-    expectTimeout({ error, elapsed: performance.now() - started, handshakeAddress }, "READY", 0);
+    const error = (await pending) as EngineDeadError;
+    const elapsed = performance.now() - killedAt;
+    console.log(
+      `[reliability] engine killed after INIT: connect failed ${elapsed.toFixed(1)} ms later (${error.message})`,
+    );
+    expect(error).toBeInstanceOf(EngineDeadError);
+    expect(error.engineIndex).toBe(0);
+    expect(error.reason).toContain(`disconnected from the handshake socket ${handshakeAddress} after HELLO`);
+    expect(elapsed).toBeLessThan(5_000); // the READY timeout is 20 s
   });
 });
