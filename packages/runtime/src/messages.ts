@@ -110,6 +110,8 @@ export interface ConnectionInfoWire {
 /** See ConnectionDiagnostics in types.ts; the error travels serialized. */
 export interface ConnectionDiagnosticsWire {
   undecodableOutputMessages: number;
+  outputsAfterAbort: number;
+  outputsAfterFinish: number;
   outputsForUnknownRequests: number;
   unknownUtilityReplies: number;
   lastProtocolError: SerializedError | null;

@@ -28,17 +28,21 @@ export interface ConnectionInfo {
 }
 
 /**
- * What the runtime noticed on the engines' output stream that belongs to no request, since the connection
- * opened. The anomalies (undecodable messages, unknown utility replies) are also logged as process warnings
- * from the runtime thread (codes VLLM_UNDECODABLE_OUTPUT, VLLM_UNKNOWN_UTILITY_REPLY), at most one per kind
- * every 10 s, with the number suppressed.
+ * What the runtime dropped from the engines' output because it belongs to no request, since the connection
+ * opened. Everything but `outputsAfterAbort` is an engine anomaly and is also logged as a process warning
+ * from the runtime thread (codes VLLM_UNDECODABLE_OUTPUT, VLLM_STRAY_OUTPUT, VLLM_UNKNOWN_UTILITY_REPLY): the
+ * first at once, then at most one "N more like this" summary per kind every 10 s.
  */
 export interface ConnectionDiagnostics {
   /** Output messages that could not be decoded (garbage, wrong frame count, aux index out of range …); dropped. */
   undecodableOutputMessages: number;
+  /** Outputs for a request after it was aborted: the engine had them in flight (normal; not logged). */
+  outputsAfterAbort: number;
+  /** Outputs for a request after its final output (a second finish, more tokens …). */
+  outputsAfterFinish: number;
   /**
-   * Outputs for request ids that are not live: late outputs after an abort (normal, vLLM drops them too),
-   * outputs after a request's finish, or ids this connection never sent. Dropped, not warned.
+   * Outputs for a request id this connection does not know: never sent, or ended so long ago (more than
+   * 16,384 requests back) that it is no longer remembered.
    */
   outputsForUnknownRequests: number;
   /** Utility replies for a call id nobody waits for (or from another engine than the one called); dropped. */

@@ -1,6 +1,7 @@
 // Messages between a bench scenario's main thread and its consumer worker.
 import type { ClientHandle } from "@vllm-engine-core/client";
 import type { Summary } from "@vllm-engine-core/probe";
+import type { FastStreamsWindow } from "./fast-window.js";
 import type { WindowPhase } from "./window.js";
 
 export interface MemoryUsage {
@@ -24,8 +25,23 @@ export type ConsumerRun =
   | { kind: "latency"; streams: number; maxTokens: number; warmupMs: number; measureMs: number }
   /** Reports memory, opens the streams, reads them all, reports memory once every stream flowed for `settleMs`. */
   | { kind: "open-streams"; streams: number; maxTokens: number; settleMs: number }
-  /** `streams` read as fast as possible plus one stream read once every `slowReadEveryMs`. */
-  | { kind: "slow-reader"; streams: number; maxTokens: number; slowReadEveryMs: number; durationMs: number };
+  /**
+   * `streams` fast streams plus one more, all read as fast as possible: `warmupMs` once all flow, a
+   * `baselineMs` window, then `durationMs` with the extra stream read only once every `slowReadEveryMs`,
+   * then another `baselineMs` window with it fast again.
+   */
+  | {
+      kind: "slow-reader";
+      streams: number;
+      maxTokens: number;
+      slowReadEveryMs: number;
+      durationMs: number;
+      baselineMs: number;
+      warmupMs: number;
+    };
+
+/** Phases of the slow-reader run, announced as they start (the main thread samples CPU per phase). */
+export type SlowReaderPhase = "baseline-before" | "slow" | "baseline-after" | "slow-reader-done";
 
 export type ToConsumer =
   | { type: "attach"; handle: ClientHandle }
@@ -45,19 +61,31 @@ export interface LatencyOutcome {
 }
 
 export interface SlowReaderOutcome {
-  /** Consumer-thread memory once per second while the slow reader lagged. */
+  /** Consumer-thread memory once per second while the slow reader lagged (first at its start, last at its end). */
   samples: MemoryUsage[];
+  /** The same, taken in the baseline windows (so both phases pay for the same full GCs). */
+  baselineSamples: MemoryUsage[];
   /** Tokens of the slow stream that were queued unread at the end. */
   slowBufferedTokens: number;
-  /** Tokens the slow stream received in total (read + queued). */
+  /** Tokens the slow stream received while it lagged (read + queued at the end). */
   slowTokens: number;
+  /** Reads of the slow stream while it lagged. */
+  slowReads: number;
+  /** Tokens the fast streams received while the slow reader lagged. */
   fastTokens: number;
+  /** The fast streams in each window, and both baseline windows pooled. */
+  fast: {
+    baselineBefore: FastStreamsWindow;
+    slow: FastStreamsWindow;
+    baselineAfter: FastStreamsWindow;
+    baseline: FastStreamsWindow;
+  };
 }
 
 export type FromConsumer =
   | { type: "marker"; fd: number | undefined }
   | { type: "attached" }
-  | { type: "phase"; phase: WindowPhase }
+  | { type: "phase"; phase: WindowPhase | SlowReaderPhase }
   | { type: "memory"; usage: MemoryUsage }
   | { type: "throughput"; outcome: ThroughputOutcome }
   | { type: "latency"; outcome: LatencyOutcome }

@@ -12,7 +12,14 @@ import {
   summarize,
   wallNowMs,
 } from "@vllm-engine-core/probe";
-import type { ConsumerRun, FromConsumer, MemoryUsage, ToConsumer } from "./consumer-protocol.js";
+import type {
+  ConsumerRun,
+  FromConsumer,
+  MemoryUsage,
+  SlowReaderPhase,
+  ToConsumer,
+} from "./consumer-protocol.js";
+import { FastWindowRecorder, pooledWindow } from "./fast-window.js";
 import { CREDIT_STEPS, CreditWriter } from "./replay/credit.js";
 import { MeasureWindow } from "./window.js";
 
@@ -140,42 +147,123 @@ async function openAndHold(run: Extract<ConsumerRun, { kind: "open-streams" }>):
   await Promise.all(loops);
 }
 
+/**
+ * One slow reader among fast ones, compared with the same fast streams when every stream is fast:
+ * warm-up, baseline window, slow window (the extra stream read once every `slowReadEveryMs`), baseline
+ * window again (the second baseline shows drift: other work on the machine, the engine warming up).
+ */
 async function slowReader(run: Extract<ConsumerRun, { kind: "slow-reader" }>): Promise<void> {
   const ids = streamRequestIds(`slow-${++runCounter}`, run.streams + 1);
+  // Allocated before the first memory sample: recording the fast streams costs no memory while measured.
+  const before = new FastWindowRecorder(run.streams);
+  const lagging = new FastWindowRecorder(run.streams);
+  const after = new FastWindowRecorder(run.streams);
+  let current: FastWindowRecorder | undefined;
+  let stop = false;
+  let flowing = 0;
+  let allFlowing: () => void = () => undefined;
+  const ready = new Promise<void>((resolve) => {
+    allFlowing = resolve;
+  });
+  const firstOutput = () => {
+    if (++flowing === run.streams + 1) allFlowing();
+  };
   const streams = await openStreams(ids, run.maxTokens);
   const slow = streams.pop()!;
-  let fastTokens = 0;
-  let stop = false;
-  const fast = streams.map(async (stream) => {
+  const fast = streams.map(async (stream, index) => {
+    let streamTokens = 0;
     for await (const output of stream) {
       if (output.finishReason != null || stop) return;
-      fastTokens += output.newTokenIds.length;
+      if (streamTokens === 0) firstOutput();
+      const n = output.newTokenIds.length;
+      streamTokens += n;
+      // Same clock as the latency section: wall clock at read vs the engine's wall stamp at send.
+      current?.record(index, n, streamTokens, stream.lastTimestamp, wallNowMs());
     }
   });
-  const samples: MemoryUsage[] = [];
+
+  // The extra stream: read as fast as the others, except once every `slowReadEveryMs` in the slow window.
+  let slowMode = false;
+  let backlogPending = false;
+  let wake = new AbortController();
   let slowRead = 0;
-  const end = performance.now() + run.durationMs;
-  let nextSample = performance.now();
-  while (performance.now() < end) {
-    const r = await slow.next();
-    if (r.done) break;
-    slowRead += r.value.newTokenIds.length;
-    if (performance.now() >= nextSample) {
-      samples.push(memoryUsage());
-      nextSample += 1000;
+  let slowReads = 0;
+  let slowBufferedTokens = 0;
+  const slowLoop = (async () => {
+    let first = true;
+    while (!stop) {
+      if (slowMode) await sleep(run.slowReadEveryMs, undefined, { signal: wake.signal }).catch(() => undefined);
+      const r = await slow.next();
+      if (r.done || r.value.finishReason != null) return;
+      if (first) {
+        first = false;
+        firstOutput();
+      }
+      const n = r.value.newTokenIds.length;
+      if (backlogPending) {
+        // Everything queued for the slow stream when its window closed arrives as one merged delta.
+        backlogPending = false;
+        slowBufferedTokens = n;
+      } else if (slowMode) {
+        slowRead += n;
+        slowReads++;
+      }
     }
-    await sleep(run.slowReadEveryMs);
-  }
-  // Everything queued for the slow stream now arrives as merged deltas.
-  const backlog = await slow.next();
-  const slowBufferedTokens = backlog.done ? 0 : backlog.value.newTokenIds.length;
-  samples.push(memoryUsage());
+  })();
+
+  const samples: MemoryUsage[] = [];
+  const baselineSamples: MemoryUsage[] = [];
+  // Memory is sampled (after a full GC of this thread) once a second in every window alike, so each
+  // phase pays for the same pauses; the window itself opens after the first sample and closes before the last.
+  const measure = async (
+    recorder: FastWindowRecorder,
+    ms: number,
+    phase: SlowReaderPhase,
+    into: MemoryUsage[],
+  ) => {
+    post({ type: "phase", phase });
+    into.push(memoryUsage());
+    const sampler = setInterval(() => into.push(memoryUsage()), 1000);
+    recorder.startedAt = performance.now();
+    current = recorder;
+    await sleep(ms);
+    current = undefined;
+    recorder.endedAt = performance.now();
+    clearInterval(sampler);
+    into.push(memoryUsage());
+  };
+
+  await ready;
+  await sleep(run.warmupMs);
+  await measure(before, run.baselineMs, "baseline-before", baselineSamples);
+  slowMode = true;
+  await measure(lagging, run.durationMs, "slow", samples); // the last sample still holds the backlog
+  slowMode = false;
+  backlogPending = true;
+  wake.abort();
+  wake = new AbortController();
+  await measure(after, run.baselineMs, "baseline-after", baselineSamples);
+  post({ type: "phase", phase: "slow-reader-done" });
+
   stop = true;
   await client!.abort(ids);
-  await Promise.all(fast);
+  await Promise.all([...fast, slowLoop]);
   post({
     type: "slow-reader",
-    outcome: { samples, slowBufferedTokens, slowTokens: slowRead + slowBufferedTokens, fastTokens },
+    outcome: {
+      samples,
+      baselineSamples,
+      slowBufferedTokens,
+      slowTokens: slowRead + slowBufferedTokens,
+      slowReads,
+      fastTokens: lagging.tokens,
+      fast: {
+        baselineBefore: pooledWindow([before]),
+        slow: pooledWindow([lagging]),
+        baselineAfter: pooledWindow([after]),
+        baseline: pooledWindow([before, after]),
+      },
+    },
   });
 }
 

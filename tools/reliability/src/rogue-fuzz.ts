@@ -25,6 +25,8 @@ export interface RogueFuzzReport {
   /** What `client.diagnostics()` counted. */
   diagnostics: {
     undecodable: number;
+    afterAbort: number;
+    afterFinish: number;
     unknownRequests: number;
     unknownUtilities: number;
     lastError: string | null;
@@ -118,6 +120,8 @@ export async function runRogueFuzz(seconds: number, seed: number, options: { ech
       droppedReported: stderr.droppedReported(),
       diagnostics: {
         undecodable: diag.undecodableOutputMessages,
+        afterAbort: diag.outputsAfterAbort,
+        afterFinish: diag.outputsAfterFinish,
         unknownRequests: diag.outputsForUnknownRequests,
         unknownUtilities: diag.unknownUtilityReplies,
         lastError:

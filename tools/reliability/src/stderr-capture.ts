@@ -7,6 +7,8 @@ export interface StderrCapture {
   readonly droppedWarnings: () => number;
   /** Undecodable messages those warnings account for (a summary line counts its N). */
   readonly droppedReported: () => number;
+  /** Number of warning lines about outputs for requests that are not live (after a finish, unknown id). */
+  readonly strayOutputWarnings: () => number;
   /** Number of "answered utility call … no caller is waiting for" warning lines seen so far. */
   readonly unknownUtilityWarnings: () => number;
   restore(): void;
@@ -32,6 +34,7 @@ export function captureStderr(options: { echo?: boolean } = {}): StderrCapture {
     droppedWarnings: () => text.match(DROPPED)?.length ?? 0,
     droppedReported: () =>
       [...text.matchAll(DROPPED)].reduce((sum, m) => sum + (m[1] === undefined ? 1 : Number(m[1])), 0),
+    strayOutputWarnings: () => text.match(/\[VLLM_STRAY_OUTPUT\]/g)?.length ?? 0,
     unknownUtilityWarnings: () => text.match(/which no caller is waiting for/g)?.length ?? 0,
     restore() {
       process.stderr.write = original;

@@ -10,11 +10,13 @@
 //   ENGINE_CORE_DEAD sentinel, logprobs with an out-of-range aux index.
 // - counted as an unknown utility reply, with a warning ([VLLM_UNKNOWN_UTILITY_REPLY], rate-limited): a utility
 //   reply for a call id nobody made.
-// - counted as an output for an unknown request, no warning (late outputs after an abort are normal): tokens
-//   for an unknown request id, a second finish of a finished request.
+// - counted as a stray output, with a warning ([VLLM_STRAY_OUTPUT], rate-limited): tokens for a request id
+//   never sent (`outputsForUnknownRequests`), a second finish of a finished request (`outputsAfterFinish`).
+// - counted, no warning: tokens for a request the client aborted (`outputsAfterAbort`; the engine may have
+//   had them in flight, vLLM drops them too) — the last test below.
 // - accepted: 3 frames where no aux is referenced (unused aux frames are ignored, as vLLM's decoder does).
 // The exact table is EXPECTED below.
-import { EngineCoreClient, ProtocolError } from "@vllm-engine-core/client";
+import { type ConnectionDiagnostics, EngineCoreClient, ProtocolError } from "@vllm-engine-core/client";
 import { expectedTokens } from "@vllm-engine-core/mock-engine";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { drain, ipcAddress, removeIpcFiles, withTimeout } from "../src/harness.ts";
@@ -22,21 +24,36 @@ import { type RogueEngine, startRogueEngine } from "../src/rogue-engine.ts";
 import type { InjectionKind } from "../src/rogue-protocol.ts";
 import { captureStderr, type StderrCapture } from "../src/stderr-capture.ts";
 
-/** What each injection does to `diagnostics()` (undecodable, unknown request, unknown utility) and stderr. */
-const EXPECTED: Record<
-  InjectionKind,
-  { undecodable: number; unknownRequests: number; unknownUtilities: number }
-> = {
-  garbage: { undecodable: 1, unknownRequests: 0, unknownUtilities: 0 },
+/** What each injection adds to `diagnostics()`; every counted anomaly also logs one warning line. */
+interface Counted {
+  undecodable: number;
+  afterAbort: number;
+  afterFinish: number;
+  unknownRequest: number;
+  unknownUtility: number;
+}
+const NONE: Counted = { undecodable: 0, afterAbort: 0, afterFinish: 0, unknownRequest: 0, unknownUtility: 0 };
+const EXPECTED: Record<InjectionKind, Counted> = {
+  garbage: { ...NONE, undecodable: 1 },
   // decoded; the unreferenced aux frames are ignored (as vLLM's msgpack decoder does)
-  "extra-frames": { undecodable: 0, unknownRequests: 0, unknownUtilities: 0 },
+  "extra-frames": NONE,
   // not the 1-frame sentinel, so no engine death: decoded as msgpack and rejected
-  "sentinel-plus-frame": { undecodable: 1, unknownRequests: 0, unknownUtilities: 0 },
-  "aux-index-out-of-range": { undecodable: 1, unknownRequests: 0, unknownUtilities: 0 },
-  "unknown-request": { undecodable: 0, unknownRequests: 1, unknownUtilities: 0 },
-  "second-finish": { undecodable: 0, unknownRequests: 1, unknownUtilities: 0 },
-  "unknown-utility": { undecodable: 0, unknownRequests: 0, unknownUtilities: 1 },
+  "sentinel-plus-frame": { ...NONE, undecodable: 1 },
+  "aux-index-out-of-range": { ...NONE, undecodable: 1 },
+  "unknown-request": { ...NONE, unknownRequest: 1 },
+  "second-finish": { ...NONE, afterFinish: 1 },
+  "unknown-utility": { ...NONE, unknownUtility: 1 },
 };
+
+function counted(d: ConnectionDiagnostics): Counted {
+  return {
+    undecodable: d.undecodableOutputMessages,
+    afterAbort: d.outputsAfterAbort,
+    afterFinish: d.outputsAfterFinish,
+    unknownRequest: d.outputsForUnknownRequests,
+    unknownUtility: d.unknownUtilityReplies,
+  };
+}
 
 let uncaught: string[] = [];
 const onUncaught = (e: unknown) => uncaught.push(String((e as Error)?.stack ?? e));
@@ -121,28 +138,19 @@ async function scenario(kind: InjectionKind) {
 describe("rogue engine: bad output traffic", () => {
   for (const kind of Object.keys(EXPECTED) as InjectionKind[]) {
     const expected = EXPECTED[kind];
-    const how =
-      expected.undecodable + expected.unknownUtilities > 0
-        ? "counted + warning"
-        : expected.unknownRequests > 0
-          ? "counted"
-          : "accepted";
+    const how = expected === NONE ? "accepted" : "counted + warning";
     it(`${kind} (${how}): runtime keeps running, live streams complete, health clean`, async () => {
       const { injected, healthy, diagnostics } = await scenario(kind);
-      const warnings = stderr.droppedWarnings() + stderr.unknownUtilityWarnings();
       console.log(
-        `[reliability] rogue ${kind}: ${injected.frames} frame(s), ${warnings} warning(s), diagnostics ${JSON.stringify({ ...diagnostics, lastProtocolError: diagnostics.lastProtocolError?.message ?? null })}\n${stderr.text()}`,
+        `[reliability] rogue ${kind}: ${injected.frames} frame(s), diagnostics ${JSON.stringify(counted(diagnostics))}\n${stderr.text()}`,
       );
       expect(healthy).toBe(true);
       expect(healthChanges).toEqual([]);
       expect(uncaught).toEqual([]);
-      expect({
-        undecodable: diagnostics.undecodableOutputMessages,
-        unknownRequests: diagnostics.outputsForUnknownRequests,
-        unknownUtilities: diagnostics.unknownUtilityReplies,
-      }).toEqual(expected);
+      expect(counted(diagnostics)).toEqual(expected);
       expect(stderr.droppedWarnings()).toBe(expected.undecodable);
-      expect(stderr.unknownUtilityWarnings()).toBe(expected.unknownUtilities);
+      expect(stderr.strayOutputWarnings()).toBe(expected.afterFinish + expected.unknownRequest);
+      expect(stderr.unknownUtilityWarnings()).toBe(expected.unknownUtility);
       if (expected.undecodable > 0) {
         expect(diagnostics.lastProtocolError).toBeInstanceOf(ProtocolError);
         expect(stderr.text()).toContain("VLLM_UNDECODABLE_OUTPUT");
@@ -151,4 +159,22 @@ describe("rogue engine: bad output traffic", () => {
       }
     });
   }
+
+  it("tokens for a request the client aborted (late, as an engine may send them): counted, no warning", async () => {
+    const c = await connect();
+    const aborted = run(c, "aborted-live", 1_000_000);
+    await new Promise((resolve) => setTimeout(resolve, 60));
+    await c.abort("aborted-live");
+    expect((await aborted).finalOutputs).toBe(1);
+    await engine!.inject("unknown-request", { requestId: "aborted-live" });
+    const fresh = await run(c, "fresh", 10);
+    expect(fresh.tokens).toEqual(expectedTokens("fresh", prompt("fresh"), 10));
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const diagnostics = await c.diagnostics();
+    expect(counted(diagnostics).afterAbort).toBeGreaterThanOrEqual(1); // the injection, plus any real late output
+    expect({ ...counted(diagnostics), afterAbort: 0 }).toEqual(NONE);
+    expect(stderr.strayOutputWarnings()).toBe(0);
+    expect(c.isHealthy).toBe(true);
+    expect(uncaught).toEqual([]);
+  });
 });

@@ -157,6 +157,8 @@ export class ThreadConnection implements RuntimeConnection, LinkedConnection {
       .result) as ConnectionDiagnosticsWire;
     return {
       undecodableOutputMessages: wire.undecodableOutputMessages,
+      outputsAfterAbort: wire.outputsAfterAbort,
+      outputsAfterFinish: wire.outputsAfterFinish,
       outputsForUnknownRequests: wire.outputsForUnknownRequests,
       unknownUtilityReplies: wire.unknownUtilityReplies,
       lastProtocolError:

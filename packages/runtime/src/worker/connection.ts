@@ -31,6 +31,7 @@ import {
 import { ConnectionDiagnostics } from "./diagnostics.js";
 import type { EngineIO, EngineOutputSink } from "./engine-io.js";
 import type { ThreadPeer } from "./peer.js";
+import { type EndedHow, RecentlyEnded } from "./recently-ended.js";
 
 interface EngineState {
   readonly index: number;
@@ -68,6 +69,7 @@ export class ConnectionService implements EngineOutputSink {
   private readonly utilities = new Map<bigint, PendingUtility>();
   private nextCallId = 1n;
   private readonly diag = new ConnectionDiagnostics();
+  private readonly ended = new RecentlyEnded();
   private health: SerializedError | null = null;
   private adopted = false;
   private closed = false;
@@ -134,6 +136,7 @@ export class ConnectionService implements EngineOutputSink {
     const engine = this.selectEngine(body.dataParallelRank);
     const tracked: TrackedRequest = { owner: peer, engine };
     this.requests.set(requestId, tracked);
+    this.ended.delete(requestId);
     engine.inflight++;
     try {
       let frames = body.frames;
@@ -147,7 +150,7 @@ export class ConnectionService implements EngineOutputSink {
       await this.io.send(engine.index, frames);
     } catch (error) {
       // Roll the registration back unless the request already ended (engine death, abort, shutdown).
-      if (this.requests.get(requestId) === tracked) this.forget(requestId, tracked);
+      if (this.requests.get(requestId) === tracked) this.forget(requestId, tracked, "aborted");
       throw error;
     }
     return { engineIndex: engine.index };
@@ -185,7 +188,7 @@ export class ConnectionService implements EngineOutputSink {
     for (const requestId of requestIds) {
       const tracked = this.requests.get(requestId);
       if (tracked === undefined) continue;
-      this.forget(requestId, tracked);
+      this.forget(requestId, tracked, "aborted");
       const entry: [string, number] = [requestId, tracked.engine.index];
       live.push(entry);
       if (tracked.owner !== peer) pushTo(othersByPeer, tracked.owner, entry);
@@ -321,11 +324,14 @@ export class ConnectionService implements EngineOutputSink {
     for (const output of outputs.outputs) {
       const tracked = this.requests.get(output.requestId);
       if (tracked === undefined) {
-        // Late outputs after an abort are normal (vLLM drops them too): counted, not warned.
-        this.diag.outputsForUnknownRequests++;
+        this.diag.outputForInactiveRequest(
+          output.requestId,
+          this.ended.get(output.requestId),
+          outputs.engineIndex,
+        );
         continue;
       }
-      if (output.finishReason !== null) this.forget(output.requestId, tracked);
+      if (output.finishReason !== null) this.forget(output.requestId, tracked, "finished");
       slot(tracked.owner).outputs.push(output);
     }
     if (finished !== null) {
@@ -333,7 +339,7 @@ export class ConnectionService implements EngineOutputSink {
         const tracked = this.requests.get(requestId);
         // Not counted: with include_finished_set vLLM also lists requests whose finish output came already.
         if (tracked === undefined) continue;
-        this.forget(requestId, tracked);
+        this.forget(requestId, tracked, "finished");
         const entry = slot(tracked.owner);
         if (entry.finished === null) entry.finished = [requestId];
         else entry.finished.push(requestId);
@@ -372,7 +378,7 @@ export class ConnectionService implements EngineOutputSink {
       const byPeer = new Map<ThreadPeer, string[]>();
       for (const [requestId, tracked] of this.requests) {
         if (tracked.engine !== engine) continue;
-        this.forget(requestId, tracked);
+        this.forget(requestId, tracked, "aborted");
         pushTo(byPeer, tracked.owner, requestId);
       }
       for (const [peer, requestIds] of byPeer)
@@ -407,16 +413,17 @@ export class ConnectionService implements EngineOutputSink {
     pending.resolve(output);
   }
 
-  private forget(requestId: string, tracked: TrackedRequest): void {
+  private forget(requestId: string, tracked: TrackedRequest, how: EndedHow): void {
     this.requests.delete(requestId);
     tracked.engine.inflight--;
+    this.ended.add(requestId, how);
   }
 
   private async abortOwnedBy(peer: ThreadPeer): Promise<void> {
     const byEngine = new Map<EngineState, string[]>();
     for (const [requestId, tracked] of this.requests) {
       if (tracked.owner !== peer) continue;
-      this.forget(requestId, tracked);
+      this.forget(requestId, tracked, "aborted");
       pushTo(byEngine, tracked.engine, requestId);
     }
     await this.sendAborts(byEngine);

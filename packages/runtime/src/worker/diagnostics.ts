@@ -1,7 +1,8 @@
 // What a connection noticed about its engines' output stream that belongs to no request: undecodable
 // messages, outputs for request ids that are not live, utility replies nobody waits for. Counted for
-// `diagnostics()`, and the anomalies are also logged as process warnings, at most one per kind per interval,
-// so a misbehaving engine can't flood stderr (a 10 s fuzz run used to print ~24,000 lines).
+// `diagnostics()`; the anomalies (all but outputs that trail an abort) are also logged as process warnings,
+// at most one per kind per interval, so a misbehaving engine can't flood stderr (a 10 s fuzz run used to
+// print ~24,000 lines).
 import type { ProtocolError, SerializedError } from "@vllm-engine-core/protocol";
 import { serializeError } from "@vllm-engine-core/protocol";
 import type { ConnectionDiagnosticsWire } from "../messages.js";
@@ -11,10 +12,13 @@ export const WARNING_INTERVAL_MS = 10_000;
 
 export class ConnectionDiagnostics {
   undecodableOutputMessages = 0;
+  outputsAfterAbort = 0;
+  outputsAfterFinish = 0;
   outputsForUnknownRequests = 0;
   unknownUtilityReplies = 0;
   #lastProtocolError: SerializedError | null = null;
   readonly #badMessageWarning = new RateLimitedWarning("VLLM_UNDECODABLE_OUTPUT");
+  readonly #strayOutputWarning = new RateLimitedWarning("VLLM_STRAY_OUTPUT");
   readonly #utilityWarning = new RateLimitedWarning("VLLM_UNKNOWN_UTILITY_REPLY");
 
   badMessage(error: ProtocolError): void {
@@ -23,6 +27,28 @@ export class ConnectionDiagnostics {
     this.#badMessageWarning.emit(
       `vllm-engine-core: dropped an undecodable engine output message: ${error.message}`,
     );
+  }
+
+  /** An output for a request id that is not live; `ended` says how the id ended, if it did lately. */
+  outputForInactiveRequest(
+    requestId: string,
+    ended: "aborted" | "finished" | undefined,
+    engineIndex: number,
+  ): void {
+    if (ended === "aborted") {
+      // The engine had it in flight when the abort went out; vLLM drops these too.
+      this.outputsAfterAbort++;
+    } else if (ended === "finished") {
+      this.outputsAfterFinish++;
+      this.#strayOutputWarning.emit(
+        `vllm-engine-core: engine ${engineIndex} sent an output for request ${JSON.stringify(requestId)} after its final output; it was dropped`,
+      );
+    } else {
+      this.outputsForUnknownRequests++;
+      this.#strayOutputWarning.emit(
+        `vllm-engine-core: engine ${engineIndex} sent an output for request ${JSON.stringify(requestId)}, which this connection does not know (never sent, or ended long ago); it was dropped`,
+      );
+    }
   }
 
   unknownUtilityReply(engineIndex: number, callId: bigint): void {
@@ -36,6 +62,8 @@ export class ConnectionDiagnostics {
   snapshot(): ConnectionDiagnosticsWire {
     return {
       undecodableOutputMessages: this.undecodableOutputMessages,
+      outputsAfterAbort: this.outputsAfterAbort,
+      outputsAfterFinish: this.outputsAfterFinish,
       outputsForUnknownRequests: this.outputsForUnknownRequests,
       unknownUtilityReplies: this.unknownUtilityReplies,
       lastProtocolError: this.#lastProtocolError,
@@ -44,6 +72,7 @@ export class ConnectionDiagnostics {
 
   close(): void {
     this.#badMessageWarning.close();
+    this.#strayOutputWarning.close();
     this.#utilityWarning.close();
   }
 }

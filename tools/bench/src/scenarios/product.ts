@@ -3,6 +3,8 @@
 import { EngineCoreClient } from "@vllm-engine-core/client";
 import { spinFor, type ThreadMarker } from "@vllm-engine-core/probe";
 import { ConsumerThread } from "../consumer-thread.js";
+import type { SlowReaderPhase } from "../consumer-protocol.js";
+import { averageCpu, slowToBaseline } from "../slow-reader.js";
 import type { LatencyResult, OpenStreamsMemory, SlowReaderMemory, ThroughputResult } from "../types.js";
 import { CpuWindow, labelThreads } from "./cpu-window.js";
 import {
@@ -166,8 +168,22 @@ export function productSlowReader(o: {
   streams: number;
   slowReadEveryMs: number;
   durationMs: number;
+  baselineMs: number;
+  warmupMs: number;
 }): Promise<SlowReaderMemory> {
-  return withProduct(0, async ({ consumer }) => {
+  return withProduct(0, async ({ consumer, cpu: whole, engine }) => {
+    // One CPU window per phase (engine process, this process and its threads).
+    const cpu: Partial<Record<SlowReaderPhase, CpuWindow>> = {};
+    let open: CpuWindow | undefined;
+    consumer.onPhase = (phase) => {
+      open?.stop();
+      open = undefined;
+      if (phase === "baseline-before" || phase === "slow" || phase === "baseline-after") {
+        open = new CpuWindow(engine.pid, process.pid, whole.labels);
+        open.start();
+        cpu[phase] = open;
+      }
+    };
     consumer.send({
       type: "run",
       run: {
@@ -176,19 +192,35 @@ export function productSlowReader(o: {
         maxTokens: HUGE,
         slowReadEveryMs: o.slowReadEveryMs,
         durationMs: o.durationMs,
+        baselineMs: o.baselineMs,
+        warmupMs: o.warmupMs,
       },
     });
     const { outcome } = await consumer.expect("slow-reader");
+    const { fast } = outcome;
+    const before = cpu["baseline-before"]?.report;
+    const after = cpu["baseline-after"]?.report;
     return {
       fastStreams: o.streams,
       slowReadEveryMs: o.slowReadEveryMs,
       durationMs: o.durationMs,
+      baselineMs: o.baselineMs,
       samples: outcome.samples,
+      baselineSamples: outcome.baselineSamples,
       rssStart: outcome.samples[0]?.rss ?? Number.NaN,
       rssEnd: outcome.samples.at(-1)?.rss ?? Number.NaN,
       slowBufferedTokens: outcome.slowBufferedTokens,
       slowTokens: outcome.slowTokens,
+      slowReads: outcome.slowReads,
       fastTokens: outcome.fastTokens,
+      fast,
+      cpu: {
+        baselineBefore: before,
+        slow: cpu.slow?.report,
+        baselineAfter: after,
+        baseline: averageCpu(before, fast.baselineBefore.windowMs, after, fast.baselineAfter.windowMs),
+      },
+      ratios: slowToBaseline(fast.slow, fast.baseline),
     };
   });
 }
