@@ -220,6 +220,7 @@ function assemble(
     engines,
     coordinator,
     heartbeatTimeoutMs: heartbeatInterval > 0 ? heartbeatTimeout : 0,
+    sentinelAttributionWindowMs: options.sentinelAttributionWindowMs,
   });
 }
 

@@ -7,30 +7,16 @@ import {
 } from "@vllm-engine-core/protocol";
 import type * as zmq from "zeromq";
 import type { CoordinatorRuntime } from "./coordinator.js";
+import { DeathAttribution } from "./death-attribution.js";
 import { TransportUsageError } from "./errors.js";
-import { describeIndices, identityHex } from "./identity.js";
+import { identityHex } from "./identity.js";
 import { disconnectedIdentity } from "./liveness.js";
 import { SerialSendQueue } from "./send-queue.js";
 import { describe, type SocketSet } from "./sockets.js";
 import type { ConnectedEngine, CoordinatorLink, EngineTransport, OutputSink } from "./types.js";
 
-/**
- * After a disconnect notification, wait this long before reporting the engine dead, so outputs it pushed
- * just before dying (they travel on the other socket, the output PULL) reach the sink first.
- */
-export const VANISH_GRACE_MS = 50;
-
-/**
- * An ENGINE_CORE_DEAD sentinel on an output socket that several live engines share names no engine. vLLM's
- * engine exits right after sending it, so the engine whose input connection drops within this window is the
- * sender; if none does, every live engine on that socket is reported dead (what vLLM's own clients do).
- */
-export const SENTINEL_ATTRIBUTION_WINDOW_MS = 5000;
-
 /** setInterval's maximum period; the interval only exists to hold the thread open. */
 const KEEP_ALIVE_PERIOD_MS = 2 ** 31 - 1;
-
-const SENTINEL_REASON = "the engine sent ENGINE_CORE_DEAD (a fatal error inside the engine; see its log)";
 
 /** One output PULL socket and the engines that push to it. */
 export interface OutputRoute {
@@ -49,12 +35,7 @@ export interface TransportParts {
   /** Whether the input ROUTER reports disconnects per identity (see liveness.ts). */
   detectsVanishedEngines: boolean;
   heartbeatTimeoutMs: number;
-}
-
-/** A sentinel on a shared output socket, waiting for its sender to disconnect. */
-interface UnattributedSentinel {
-  readonly engines: readonly ConnectedEngine[];
-  readonly timer: NodeJS.Timeout;
+  sentinelAttributionWindowMs?: number | undefined;
 }
 
 export class ZmqEngineTransport implements EngineTransport {
@@ -67,9 +48,8 @@ export class ZmqEngineTransport implements EngineTransport {
   readonly #byIndex = new Map<number, ConnectedEngine>();
   readonly #byHex = new Map<string, ConnectedEngine>();
   readonly #deadReasons = new Map<number, string>();
-  readonly #graceTimers = new Set<NodeJS.Timeout>();
   readonly #pendingDeaths: [number | null, string][] = [];
-  readonly #unattributed = new Set<UnattributedSentinel>();
+  readonly #deaths: DeathAttribution;
   readonly #loops: Promise<void>[] = [];
   // Pending receives do not keep a Node thread alive; an open transport does, until close().
   readonly #keepAlive = setInterval(() => undefined, KEEP_ALIVE_PERIOD_MS);
@@ -87,6 +67,16 @@ export class ZmqEngineTransport implements EngineTransport {
       this.#byIndex.set(engine.index, engine);
       this.#byHex.set(identityHex(engine.identity), engine);
     }
+    const heartbeat =
+      parts.heartbeatTimeoutMs > 0 ? `, or it missed ZMTP heartbeats for ${parts.heartbeatTimeoutMs} ms` : "";
+    this.#deaths = new DeathAttribution({
+      report: (engineIndex, reason) => this.#reportDead(engineIndex, reason),
+      isDead: (engineIndex) => this.#deadReasons.has(engineIndex),
+      vanishReason: `its connection closed without ENGINE_CORE_DEAD (process exited, was killed or crashed${heartbeat})`,
+      ...(parts.sentinelAttributionWindowMs === undefined
+        ? {}
+        : { windowMs: parts.sentinelAttributionWindowMs }),
+    });
     if (!parts.detectsVanishedEngines) {
       process.emitWarning(
         "This libzmq build lacks ZMQ_ROUTER_NOTIFY (draft API): engines that vanish without ENGINE_CORE_DEAD " +
@@ -140,10 +130,7 @@ export class ZmqEngineTransport implements EngineTransport {
   close(): Promise<void> {
     this.#closing ??= (async () => {
       clearInterval(this.#keepAlive);
-      for (const timer of this.#graceTimers) clearTimeout(timer);
-      this.#graceTimers.clear();
-      for (const pending of this.#unattributed) clearTimeout(pending.timer);
-      this.#unattributed.clear();
+      this.#deaths.close();
       this.#inputQueue.close(new ClientClosedError({ detail: "the transport was closed" }));
       this.#parts.coordinator?.stop();
       await this.#parts.sockets.closeAll();
@@ -178,7 +165,7 @@ export class ZmqEngineTransport implements EngineTransport {
         continue;
       }
       if (message.kind === "dead") {
-        this.#onSentinel(senders);
+        this.#deaths.onSentinel(senders);
       } else {
         this.#deliver(() => sink.onOutputs(message.outputs, frames));
       }
@@ -198,55 +185,8 @@ export class ZmqEngineTransport implements EngineTransport {
       const identity = disconnectedIdentity(frames);
       const engine = identity === undefined ? undefined : this.#byHex.get(identityHex(identity));
       if (engine === undefined || this.#closing !== undefined) continue;
-      if (this.#attributeSentinelTo(engine)) continue;
-      const heartbeat =
-        this.#parts.heartbeatTimeoutMs > 0
-          ? `, or it missed ZMTP heartbeats for ${this.#parts.heartbeatTimeoutMs} ms`
-          : "";
-      const reason = `its connection closed without ENGINE_CORE_DEAD (process exited, was killed or crashed${heartbeat})`;
-      const timer = setTimeout(() => {
-        this.#graceTimers.delete(timer);
-        this.#reportDead(engine.index, reason);
-      }, VANISH_GRACE_MS);
-      this.#graceTimers.add(timer);
+      this.#deaths.onDisconnect(engine);
     }
-  }
-
-  /** The sentinel carries no engine index: the socket it came on names the engine unless several share it. */
-  #onSentinel(senders: readonly ConnectedEngine[]): void {
-    const live = senders.filter((engine) => !this.#deadReasons.has(engine.index));
-    if (live.length <= 1) {
-      if (live.length === 1) this.#reportDead(live[0]!.index, SENTINEL_REASON);
-      return;
-    }
-    const pending: UnattributedSentinel = {
-      engines: live,
-      timer: setTimeout(() => {
-        this.#unattributed.delete(pending);
-        const reason =
-          `an ENGINE_CORE_DEAD sentinel arrived on the output socket shared by ${describeIndices(live.map((e) => e.index))} ` +
-          `and none of them disconnected within ${SENTINEL_ATTRIBUTION_WINDOW_MS} ms, so it names no single engine and ` +
-          "every one of them is considered dead (see the engines' logs)";
-        for (const engine of live) this.#reportDead(engine.index, reason);
-      }, SENTINEL_ATTRIBUTION_WINDOW_MS),
-    };
-    this.#unattributed.add(pending);
-  }
-
-  /** A disconnect that follows an unattributed sentinel names its sender: report the sentinel's reason now. */
-  #attributeSentinelTo(engine: ConnectedEngine): boolean {
-    for (const pending of this.#unattributed) {
-      if (!pending.engines.includes(engine)) continue;
-      clearTimeout(pending.timer);
-      this.#unattributed.delete(pending);
-      // The sentinel is the engine's last output message and it has been read: nothing left to drain.
-      this.#reportDead(
-        engine.index,
-        `${SENTINEL_REASON}; attributed by its input connection closing right after`,
-      );
-      return true;
-    }
-    return false;
   }
 
   #reportDead(engineIndex: number | null, reason: string): void {

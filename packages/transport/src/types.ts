@@ -107,4 +107,9 @@ export interface ConnectOptions {
   signal?: AbortSignal;
   coordinator?: CoordinatorConfig;
   heartbeat?: HeartbeatOptions;
+  /**
+   * How long a sentinel on an output socket several engines share waits for its sender's disconnect before
+   * every engine on that socket is reported dead. Default SENTINEL_ATTRIBUTION_WINDOW_MS (5000).
+   */
+  sentinelAttributionWindowMs?: number;
 }

@@ -6,7 +6,6 @@ import {
   FinishReason,
 } from "@vllm-engine-core/protocol";
 import { afterAll, describe, expect, it } from "vitest";
-import { SENTINEL_ATTRIBUTION_WINDOW_MS } from "../src/engine-transport.ts";
 import { freeTcpAddress, ipcDir } from "./helpers/addresses.ts";
 import { useCleanups } from "./helpers/cleanup.ts";
 import { assertBindable, RawEngine } from "./helpers/raw-engine.ts";
@@ -47,11 +46,16 @@ function request(requestId: string, maxTokens: number): EngineCoreRequest {
 }
 
 /** A worker connected (handshake-owner) to `count` raw engines, output loop running. */
-async function withRawEngines(count: number, options: { localOutputAddress?: string } = {}) {
+async function withRawEngines(
+  count: number,
+  options: { localOutputAddress?: string; sentinelAttributionWindowMs?: number } = {},
+) {
   const handshakeAddress = ipc.address("hs");
   const w = worker();
+  const { sentinelAttributionWindowMs, ...local } = options;
   const connecting = w.connect({
-    config: { mode: "handshake-owner", handshakeAddress, engineCount: count, ...options },
+    config: { mode: "handshake-owner", handshakeAddress, engineCount: count, ...local },
+    ...(sentinelAttributionWindowMs === undefined ? {} : { sentinelAttributionWindowMs }),
   });
   const engines = Array.from({ length: count }, (_, index) => new RawEngine(index));
   defer(() => {
@@ -227,15 +231,51 @@ describe("the output loop", () => {
   });
 
   it("on a shared output socket an unattributable sentinel fails every engine on it after the window", async () => {
-    const { w, engines } = await withRawEngines(2, { localOutputAddress: ipc.address("shared-out") });
+    const WINDOW = 600;
+    const { w, engines } = await withRawEngines(2, {
+      localOutputAddress: ipc.address("shared-out"),
+      sentinelAttributionWindowMs: WINDOW,
+    });
     const sentAt = Date.now();
     await engines[0]!.pushDead();
-    const first = await w.waitForEvent(isDead, SENTINEL_ATTRIBUTION_WINDOW_MS + 5000);
+    const first = await w.waitForEvent(isDead, WINDOW + 5000);
     await sleep(100);
     const deaths = deadEvents(w);
     expect(deaths.map((d) => d.engineIndex).sort()).toEqual([0, 1]);
-    expect(first.at - sentAt).toBeGreaterThanOrEqual(SENTINEL_ATTRIBUTION_WINDOW_MS - 100);
-    for (const d of deaths) expect(d.reason).toMatch(/shared by engines 0, 1 and none of them disconnected/);
+    expect(first.at - sentAt).toBeGreaterThanOrEqual(WINDOW - 100);
+    for (const d of deaths)
+      expect(d.reason).toMatch(/shared by engines 0, 1 and none of them disconnected within 600 ms/);
+  });
+
+  it("on a shared output socket a disconnect read before the sentinel still names the sender", async () => {
+    // The two signals travel on different sockets; here the disconnect is read first and its grace has
+    // expired (engine 1 already reported dead) when the sentinel arrives. The sentinel must not be pinned on
+    // engine 0, the only engine still alive.
+    const WINDOW = 600;
+    const { w, engines } = await withRawEngines(2, {
+      localOutputAddress: ipc.address("shared-out"),
+      sentinelAttributionWindowMs: WINDOW,
+    });
+    engines[1]!.input!.close();
+    const vanished = await w.waitForEvent(isDead);
+    expect(vanished.engineIndex).toBe(1);
+    await engines[1]!.pushDead();
+    await engines[0]!.pushOutputs({ outputs: [], timestamp: 77 });
+    await w.waitForEvent(
+      (e): e is Extract<WorkerEvent, { kind: "outputs" }> => isOutputs(e) && e.outputs.timestamp === 77,
+    );
+    await sleep(WINDOW + 300);
+    expect(deadEvents(w).map((d) => d.engineIndex)).toEqual([1]);
+  });
+
+  it("on a shared output socket a disconnect and a sentinel arriving together fail only the sender", async () => {
+    const { w, engines } = await withRawEngines(2, { localOutputAddress: ipc.address("shared-out") });
+    engines[1]!.input!.close();
+    await engines[1]!.pushDead(); // likely read within the 50 ms grace of the disconnect
+    const dead = await w.waitForEvent(isDead);
+    expect(dead.engineIndex).toBe(1);
+    await sleep(300);
+    expect(deadEvents(w).map((d) => d.engineIndex)).toEqual([1]);
   });
 
   it("the mock engine's dead sentinel is reported once, even though the process then exits", async () => {

@@ -12,6 +12,7 @@ export type WorkerCommand =
       op: "connect";
       config: TransportConfig;
       heartbeat?: HeartbeatOptions;
+      sentinelAttributionWindowMs?: number;
       coordinator?: { mode: "inproc" } | { mode: "external"; address: string };
       /** Abort the signal before calling connectTransport. */
       preAborted?: boolean;

@@ -25,6 +25,9 @@ async function handle(command: WorkerCommand): Promise<unknown> {
       const options = {
         signal: controller.signal,
         ...(command.heartbeat === undefined ? {} : { heartbeat: command.heartbeat }),
+        ...(command.sentinelAttributionWindowMs === undefined
+          ? {}
+          : { sentinelAttributionWindowMs: command.sentinelAttributionWindowMs }),
         ...(command.coordinator === undefined ? {} : { coordinator: command.coordinator }),
       };
       const pending = connectTransport(command.config, options);

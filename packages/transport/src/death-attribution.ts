@@ -1,0 +1,131 @@
+// Which engine died, and why. Two signals reach the transport without naming an engine reliably:
+// - a disconnect notification on the input ROUTER names the engine, but outputs it pushed just before dying
+//   travel on another socket (the output PULL) and may still be queued, so the report waits a short grace;
+// - the ENGINE_CORE_DEAD sentinel names no engine: the output socket it arrives on does when only one engine
+//   pushes to it (the default: one output socket per engine). On a socket several engines share, vLLM's
+//   engine exits right after the sentinel, so the engine whose connection drops around it is the sender.
+//   Either order can be observed (the two sockets are read independently), so a disconnect seen shortly
+//   before the sentinel counts too. If no engine of that socket disconnects within the window, every live
+//   engine on it is reported dead — what vLLM's own clients do for any sentinel.
+
+import { describeIndices } from "./identity.js";
+import type { ConnectedEngine } from "./types.js";
+
+/** After a disconnect notification, wait this long before reporting, so the engine's last outputs drain. */
+export const VANISH_GRACE_MS = 50;
+
+/** How far apart a sentinel on a shared output socket and its sender's disconnect may be. */
+export const SENTINEL_ATTRIBUTION_WINDOW_MS = 5000;
+
+export const SENTINEL_REASON =
+  "the engine sent ENGINE_CORE_DEAD (a fatal error inside the engine; see its log)";
+
+export interface DeathAttributionOptions {
+  /** Reports a death; called at most once per engine by the owner (it deduplicates). */
+  report(engineIndex: number, reason: string): void;
+  isDead(engineIndex: number): boolean;
+  /** Explains a disconnect without a sentinel (e.g. which heartbeat timeout applies). */
+  vanishReason: string;
+  windowMs?: number;
+}
+
+interface UnattributedSentinel {
+  readonly engines: readonly ConnectedEngine[];
+  readonly timer: NodeJS.Timeout;
+}
+
+export class DeathAttribution {
+  readonly #options: DeathAttributionOptions;
+  readonly #windowMs: number;
+  /** Engines whose disconnect is in its grace period. */
+  readonly #vanishing = new Map<number, NodeJS.Timeout>();
+  /** When each engine's connection dropped (performance.now()), for sentinels read after it. */
+  readonly #disconnectedAt = new Map<number, number>();
+  /** Engines a sentinel was already matched to. */
+  readonly #explained = new Set<number>();
+  readonly #unattributed = new Set<UnattributedSentinel>();
+
+  constructor(options: DeathAttributionOptions) {
+    this.#options = options;
+    this.#windowMs = options.windowMs ?? SENTINEL_ATTRIBUTION_WINDOW_MS;
+  }
+
+  /** The engine's input connection dropped. */
+  onDisconnect(engine: ConnectedEngine): void {
+    this.#disconnectedAt.set(engine.index, performance.now());
+    for (const pending of this.#unattributed) {
+      if (!pending.engines.includes(engine)) continue;
+      clearTimeout(pending.timer);
+      this.#unattributed.delete(pending);
+      // The sentinel is the engine's last output message and it has been read: nothing left to drain.
+      this.#explain(engine.index, true);
+      return;
+    }
+    clearTimeout(this.#vanishing.get(engine.index));
+    const timer = setTimeout(() => {
+      this.#vanishing.delete(engine.index);
+      this.#options.report(engine.index, this.#options.vanishReason);
+    }, VANISH_GRACE_MS);
+    this.#vanishing.set(engine.index, timer);
+  }
+
+  /** An ENGINE_CORE_DEAD sentinel arrived on the output socket that `senders` push to. */
+  onSentinel(senders: readonly ConnectedEngine[]): void {
+    if (senders.length === 1) {
+      this.#explain(senders[0]!.index, false);
+      return;
+    }
+    // The sender may have been seen disconnecting already (its disconnect was read first).
+    const now = performance.now();
+    const justGone = senders.filter((engine) => {
+      const at = this.#disconnectedAt.get(engine.index);
+      return at !== undefined && now - at <= this.#windowMs && !this.#explained.has(engine.index);
+    });
+    if (justGone.length > 0) {
+      // One: that is the sender. Several: every one of them is dead anyway; nothing names the sender.
+      if (justGone.length === 1) this.#explain(justGone[0]!.index, true);
+      return;
+    }
+    const live = senders.filter((engine) => !this.#options.isDead(engine.index));
+    if (live.length <= 1) {
+      // Dead engines send nothing, so the only live engine on the socket is the sender.
+      if (live.length === 1) this.#explain(live[0]!.index, false);
+      return;
+    }
+    const pending: UnattributedSentinel = {
+      engines: live,
+      timer: setTimeout(() => {
+        this.#unattributed.delete(pending);
+        const reason =
+          `an ENGINE_CORE_DEAD sentinel arrived on the output socket shared by ${describeIndices(live.map((e) => e.index))} ` +
+          `and none of them disconnected within ${this.#windowMs} ms, so it names no single engine and every one of ` +
+          "them is considered dead (see the engines' logs)";
+        for (const engine of live) this.#options.report(engine.index, reason);
+      }, this.#windowMs),
+    };
+    this.#unattributed.add(pending);
+  }
+
+  close(): void {
+    for (const timer of this.#vanishing.values()) clearTimeout(timer);
+    this.#vanishing.clear();
+    for (const pending of this.#unattributed) clearTimeout(pending.timer);
+    this.#unattributed.clear();
+  }
+
+  /**
+   * The sentinel came from this engine: report it with the sentinel's reason (the owner ignores a second
+   * report of an engine already reported). `byDisconnect`: a shared socket, matched by the disconnect.
+   */
+  #explain(engineIndex: number, byDisconnect: boolean): void {
+    this.#explained.add(engineIndex);
+    clearTimeout(this.#vanishing.get(engineIndex));
+    this.#vanishing.delete(engineIndex);
+    this.#options.report(
+      engineIndex,
+      byDisconnect
+        ? `${SENTINEL_REASON}; attributed by its input connection closing around it`
+        : SENTINEL_REASON,
+    );
+  }
+}
