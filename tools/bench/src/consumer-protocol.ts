@@ -37,7 +37,9 @@ export type ConsumerRun =
       slowReadEveryMs: number;
       durationMs: number;
       baselineMs: number;
+      /** Least warm-up once every stream flows; it goes on until the start-up backlog drained, up to `maxWarmupMs`. */
       warmupMs: number;
+      maxWarmupMs: number;
     };
 
 /** Phases of the slow-reader run, announced as they start (the main thread samples CPU per phase). */
@@ -73,6 +75,8 @@ export interface SlowReaderOutcome {
   slowReads: number;
   /** Tokens the fast streams received while the slow reader lagged. */
   fastTokens: number;
+  /** How long the warm-up took, and whether the start-up backlog drained within `maxWarmupMs`. */
+  warmup: { ms: number; settled: boolean; minMs: number; maxMs: number };
   /** The fast streams in each window, and both baseline windows pooled. */
   fast: {
     baselineBefore: FastStreamsWindow;

@@ -20,6 +20,7 @@ import type {
   ToConsumer,
 } from "./consumer-protocol.js";
 import { FastWindowRecorder, pooledWindow } from "./fast-window.js";
+import { LogHistogram } from "./histogram.js";
 import { CREDIT_STEPS, CreditWriter } from "./replay/credit.js";
 import { MeasureWindow } from "./window.js";
 
@@ -147,6 +148,9 @@ async function openAndHold(run: Extract<ConsumerRun, { kind: "open-streams" }>):
   await Promise.all(loops);
 }
 
+/** Warm-up of the slow-reader run ends once the fast streams' recent delay p90 is below this. */
+const SETTLED_P90_MS = 20;
+
 /**
  * One slow reader among fast ones, compared with the same fast streams when every stream is fast:
  * warm-up, baseline window, slow window (the extra stream read once every `slowReadEveryMs`), baseline
@@ -159,6 +163,9 @@ async function slowReader(run: Extract<ConsumerRun, { kind: "slow-reader" }>): P
   const lagging = new FastWindowRecorder(run.streams);
   const after = new FastWindowRecorder(run.streams);
   let current: FastWindowRecorder | undefined;
+  /** Warm-up: the fast streams' recent delays, to tell when the start-up backlog has drained. */
+  const recent = new LogHistogram();
+  let warming = false;
   let stop = false;
   let flowing = 0;
   let allFlowing: () => void = () => undefined;
@@ -178,7 +185,8 @@ async function slowReader(run: Extract<ConsumerRun, { kind: "slow-reader" }>): P
       const n = output.newTokenIds.length;
       streamTokens += n;
       // Same clock as the latency section: wall clock at read vs the engine's wall stamp at send.
-      current?.record(index, n, streamTokens, stream.lastTimestamp, wallNowMs());
+      if (current !== undefined) current.record(index, n, streamTokens, stream.lastTimestamp, wallNowMs());
+      else if (warming) recent.add(wallNowMs() - stream.lastTimestamp * 1000);
     }
   });
 
@@ -192,7 +200,8 @@ async function slowReader(run: Extract<ConsumerRun, { kind: "slow-reader" }>): P
   const slowLoop = (async () => {
     let first = true;
     while (!stop) {
-      if (slowMode) await sleep(run.slowReadEveryMs, undefined, { signal: wake.signal }).catch(() => undefined);
+      if (slowMode)
+        await sleep(run.slowReadEveryMs, undefined, { signal: wake.signal }).catch(() => undefined);
       const r = await slow.next();
       if (r.done || r.value.finishReason != null) return;
       if (first) {
@@ -234,7 +243,24 @@ async function slowReader(run: Extract<ConsumerRun, { kind: "slow-reader" }>): P
   };
 
   await ready;
+  // At full load the start (JIT, first GCs) leaves a backlog that takes a while to drain; a window opened
+  // on top of it measures the start, not the slow reader. So the warm-up lasts at least `warmupMs` and
+  // until the delay p90 over the last 250 ms is below SETTLED_P90_MS, at most `maxWarmupMs`.
+  const warmStart = performance.now();
+  warming = true;
+  // The windows' memory sampling (full GCs) starts here too: the first, costlier ones fall in the warm-up.
+  const warmSampler = setInterval(memoryUsage, 1000);
+  memoryUsage();
   await sleep(run.warmupMs);
+  let settled = false;
+  while (!settled && performance.now() - warmStart < run.maxWarmupMs) {
+    recent.reset();
+    await sleep(250);
+    settled = recent.count > 0 && recent.percentile(90) < SETTLED_P90_MS;
+  }
+  warming = false;
+  clearInterval(warmSampler);
+  const warmup = { ms: performance.now() - warmStart, settled, minMs: run.warmupMs, maxMs: run.maxWarmupMs };
   await measure(before, run.baselineMs, "baseline-before", baselineSamples);
   slowMode = true;
   await measure(lagging, run.durationMs, "slow", samples); // the last sample still holds the backlog
@@ -257,6 +283,7 @@ async function slowReader(run: Extract<ConsumerRun, { kind: "slow-reader" }>): P
       slowTokens: slowRead + slowBufferedTokens,
       slowReads,
       fastTokens: lagging.tokens,
+      warmup,
       fast: {
         baselineBefore: pooledWindow([before]),
         slow: pooledWindow([lagging]),

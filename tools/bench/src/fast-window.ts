@@ -53,7 +53,13 @@ export class FastWindowRecorder {
    * One delivery of `tokens` tokens to stream `stream`, whose cumulative count is now `streamTokens`,
    * stamped `engineStampS` (EngineCoreOutputs.timestamp, wall seconds), read at `readWallMs`.
    */
-  record(stream: number, tokens: number, streamTokens: number, engineStampS: number, readWallMs: number): void {
+  record(
+    stream: number,
+    tokens: number,
+    streamTokens: number,
+    engineStampS: number,
+    readWallMs: number,
+  ): void {
     this.deliveries++;
     this.tokens += tokens;
     if (tokens > 1) this.merged++;

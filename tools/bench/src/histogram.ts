@@ -28,6 +28,15 @@ export class LogHistogram {
     if (ms > this.#max) this.#max = ms;
   }
 
+  /** Forgets every sample. */
+  reset(): void {
+    this.#counts.fill(0);
+    this.#count = 0;
+    this.#sum = 0;
+    this.#min = Number.POSITIVE_INFINITY;
+    this.#max = Number.NEGATIVE_INFINITY;
+  }
+
   /** Adds every sample of `other` to this histogram. */
   merge(other: LogHistogram): this {
     for (let i = 0; i < BUCKETS; i++) this.#counts[i]! += other.#counts[i]!;

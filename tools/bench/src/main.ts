@@ -237,14 +237,30 @@ if (sections.has("memory")) {
       "--expose-gc",
     ]),
   );
-  log("memory: one slow reader under full load");
+  log("memory: one slow reader under full load (baseline, slow reader, baseline)");
   slowReader = await attempt("memory, slow reader", () =>
     scenario<SlowReaderMemory>(
       "memory-slow-reader",
-      { streams: 256, slowReadEveryMs: 100, durationMs: values.quick ? 3000 : 10_000 },
+      {
+        streams: 256,
+        slowReadEveryMs: 100,
+        durationMs: values.quick ? 3000 : 10_000,
+        baselineMs: values.quick ? 1500 : 5000,
+        warmupMs: values.quick ? 1000 : 2000,
+        maxWarmupMs: 10_000,
+      },
       ["--expose-gc"],
     ),
   );
+  if (slowReader) {
+    const r = slowReader.ratios;
+    const w = slowReader.warmup;
+    log(`  warm-up ${(w.ms / 1000).toFixed(1)} s${w.settled ? "" : " (start-up backlog not drained)"}`);
+    log(
+      `  fast streams, slow/baseline: delay p50 ${r.delayP50.toFixed(2)}×, p99 ${r.delayP99.toFixed(2)}×, ` +
+        `delivered ${r.deliveredTokensPerSec.toFixed(2)}×, engine steps/s ${r.engineStepsPerSec.toFixed(2)}×`,
+    );
+  }
 }
 
 let profile: BenchDocument["profile"];

@@ -1,7 +1,13 @@
 // results.json → goals and RESULTS.md. Pure: everything here is computed from the document.
 import type { MachineInfo, Summary } from "@vllm-engine-core/probe";
 import type { ProfileSummary } from "./profile.js";
-import type { LatencyResult, OpenStreamsMemory, SlowReaderMemory, ThroughputResult } from "./types.js";
+import type {
+  CpuReport,
+  LatencyResult,
+  OpenStreamsMemory,
+  SlowReaderMemory,
+  ThroughputResult,
+} from "./types.js";
 
 export type EngineKind = "mock" | "replay";
 
@@ -167,7 +173,7 @@ function table(header: string[], rows: string[][]): string {
   ].join("\n");
 }
 
-function cpuCell(t: ThroughputResult | LatencyResult): string {
+function cpuCell(t: { cpu: CpuReport | undefined }): string {
   if (!t.cpu) return "n/a";
   const parts = [
     `engine ${t.cpu.engine?.toFixed(2) ?? "?"}`,
@@ -341,26 +347,7 @@ export function renderMarkdown(doc: BenchDocument): string {
     );
   }
   const slow = doc.memory.slowReader;
-  if (slow) {
-    const first = slow.samples[0];
-    const last = slow.samples.at(-1);
-    out.push(
-      `One slow reader under full load: ${slow.fastStreams} streams read as fast as possible plus one read once every`,
-      `${slow.slowReadEveryMs} ms, for ${(slow.durationMs / 1000).toFixed(0)} s (mock engine, step 0 ms).`,
-      "",
-      table(
-        ["", "process RSS", "consumer heap used"],
-        [
-          ["start", fmtMiB(first?.rss ?? Number.NaN), fmtMiB(first?.heapUsed ?? Number.NaN)],
-          ["end", fmtMiB(last?.rss ?? Number.NaN), fmtMiB(last?.heapUsed ?? Number.NaN)],
-        ],
-      ),
-      "",
-      `The slow stream received ${slow.slowTokens} tokens; ${slow.slowBufferedTokens} were queued unread at the end ` +
-        `(merged into one pending delta). The fast streams received ${slow.fastTokens} tokens meanwhile.`,
-      "",
-    );
-  }
+  if (slow) out.push(...renderSlowReader(slow));
   if ("missing" in doc.probe) out.push("## Blocked caller (tools/probe)", "", doc.probe.missing, "");
   else {
     out.push(
@@ -398,4 +385,118 @@ export function renderMarkdown(doc: BenchDocument): string {
     }
   }
   return `${out.join("\n").trimEnd()}\n`;
+}
+
+const fmtPerSec = (r: number) => (Number.isFinite(r) ? (r >= 1e5 ? fmtRate(r) : `${r.toFixed(0)}/s`) : "n/a");
+const fmtCpu = (c: number | undefined) => (c === undefined ? "n/a" : c.toFixed(2));
+const threadCpu = (cpu: CpuReport | undefined, label: string) =>
+  cpu?.threads.find((t) => t.label === label)?.cpu;
+
+/** The slow-reader part of the memory section: the fast streams with and without it, then memory. */
+export function renderSlowReader(slow: SlowReaderMemory): string[] {
+  const { baseline: base, slow: lag, baselineBefore: b1, baselineAfter: b2 } = slow.fast;
+  const s = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
+  const row = (what: string, b: number, l: number, fmt: (v: number) => string) => [
+    what,
+    fmt(b),
+    fmt(l),
+    x(l / b),
+  ];
+  const cpuRow = (what: string, pick: (c: CpuReport | undefined) => number | undefined) => {
+    const b = pick(slow.cpu.baseline);
+    const l = pick(slow.cpu.slow);
+    return [what, fmtCpu(b), fmtCpu(l), b === undefined || l === undefined ? "n/a" : x(l / b)];
+  };
+  const mergedShare = (w: typeof base) => (w.deliveries > 0 ? w.merged / w.deliveries : Number.NaN);
+  const pct = (v: number) => (Number.isFinite(v) ? `${(v * 100).toFixed(1)} %` : "n/a");
+  const peak = (key: "rss" | "heapUsed") => Math.max(...slow.samples.map((m) => m[key]));
+  const first = slow.samples[0];
+  const last = slow.samples.at(-1);
+  const b1First = slow.baselineSamples[0];
+  const b2Last = slow.baselineSamples.at(-1);
+  return [
+    "### One slow reader under full load",
+    "",
+    `Mock engine at full load (step 0 ms, one token per running request per step): ${slow.fastStreams} fast streams plus`,
+    "one more, all consumed on the consumer thread, in one run of three windows: baseline (every stream read as",
+    `fast as possible, ${s(slow.baselineMs)}), **slow** (the extra stream read only once every ${slow.slowReadEveryMs} ms, ${s(slow.durationMs)}),`,
+    `baseline again (${s(slow.baselineMs)}). The engine serves the same ${slow.fastStreams + 1} requests throughout; only the`,
+    "reading of one stream changes. The fast streams' figures in the slow window are compared with both baseline",
+    "windows pooled (before and after, so drift on the machine cancels out rather than landing on one side).",
+    `The first window opened after a ${s(slow.warmup.ms)} warm-up (at least ${s(slow.warmup.minMs)}, and until the fast streams' delay`,
+    `p90 over 250 ms fell below 20 ms, at most ${s(slow.warmup.maxMs)}: at full load the start leaves a backlog that would otherwise be measured).`,
+    ...(slow.warmup.settled
+      ? []
+      : ["**The start-up backlog had not drained when the warm-up gave up: the baseline includes it.**"]),
+    "",
+    table(
+      [`${slow.fastStreams} fast streams`, "baseline", "with slow reader", "slow / baseline"],
+      [
+        row("engine → consumer delay p50", base.delay.p50, lag.delay.p50, fmtMs),
+        row("engine → consumer delay p99", base.delay.p99, lag.delay.p99, fmtMs),
+        row("engine → consumer delay max", base.delay.max, lag.delay.max, fmtMs),
+        row(
+          "delivered tokens/s (consumer clock)",
+          base.deliveredTokensPerSec,
+          lag.deliveredTokensPerSec,
+          fmtRate,
+        ),
+        row("deliveries/s", base.deliveriesPerSec, lag.deliveriesPerSec, fmtRate),
+        ["merged deliveries", pct(mergedShare(base)), pct(mergedShare(lag)), ""],
+        row("engine steps/s (engine clock)", base.engineStepsPerSec, lag.engineStepsPerSec, fmtPerSec),
+        cpuRow("engine process CPU", (c) => c?.engine),
+        cpuRow("consumer thread CPU", (c) => threadCpu(c, "consumer thread")),
+        cpuRow("runtime thread CPU", (c) => threadCpu(c, "runtime thread")),
+      ],
+    ),
+    "",
+    `Baseline before / after the slow window: delay p50 ${fmtMs(b1.delay.p50)} / ${fmtMs(b2.delay.p50)}, ` +
+      `p99 ${fmtMs(b1.delay.p99)} / ${fmtMs(b2.delay.p99)}, engine steps/s ${fmtPerSec(b1.engineStepsPerSec)} / ` +
+      `${fmtPerSec(b2.engineStepsPerSec)} (their spread is this machine's noise; samples: ${b1.delay.count} / ` +
+      `${b2.delay.count}, slow window ${lag.delay.count}).`,
+    "",
+    "*Delay*: the latency section's method — wall clock when the consumer reads a delivery",
+    "(`performance.timeOrigin + performance.now()`) minus the engine's wall-clock send stamp",
+    "(`EngineCoreOutputs.timestamp`, sub-millisecond), one sample per delivery of every fast stream, kept in a",
+    "fixed-size log histogram (percentiles within ±0.5 %); a merged delivery counts from its newest step.",
+    "At full load every message carries an output for every stream, so later streams of a batch include",
+    "the dispatch of the earlier ones. *Engine steps/s* is measured on the engine's clock: per fast stream,",
+    "tokens received between its first and last delivery in the window over the difference of those",
+    "deliveries' engine stamps (each running request gets one token per step, merged deliveries included),",
+    "summed over the streams; it does not depend on when the consumer reads, and falls if the engine slows",
+    "down. *Delivered tokens/s* counts what reached the fast streams per second of consumer time.",
+    "",
+    table(
+      ["memory", "process RSS", "consumer-thread heap used"],
+      [
+        [
+          "baseline, first sample",
+          fmtMiB(b1First?.rss ?? Number.NaN),
+          fmtMiB(b1First?.heapUsed ?? Number.NaN),
+        ],
+        ["slow window start", fmtMiB(first?.rss ?? Number.NaN), fmtMiB(first?.heapUsed ?? Number.NaN)],
+        [
+          `slow window peak (${slow.samples.length} samples)`,
+          fmtMiB(slow.samples.length ? peak("rss") : Number.NaN),
+          fmtMiB(slow.samples.length ? peak("heapUsed") : Number.NaN),
+        ],
+        [
+          "slow window end (backlog still queued)",
+          fmtMiB(last?.rss ?? Number.NaN),
+          fmtMiB(last?.heapUsed ?? Number.NaN),
+        ],
+        [
+          "baseline after, last sample",
+          fmtMiB(b2Last?.rss ?? Number.NaN),
+          fmtMiB(b2Last?.heapUsed ?? Number.NaN),
+        ],
+      ],
+    ),
+    "",
+    `Memory is sampled once a second after a full GC of the consumer thread, in every window alike (so both`,
+    `phases pay for the same pauses). In the slow window the slow stream received ${slow.slowTokens} tokens in`,
+    `${slow.slowReads} reads plus ${slow.slowBufferedTokens} queued unread at its end (merged into one pending delta);`,
+    `the fast streams received ${slow.fastTokens} tokens meanwhile.`,
+    "",
+  ];
 }

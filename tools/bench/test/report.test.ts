@@ -1,7 +1,8 @@
 import { summarize } from "@vllm-engine-core/probe";
 import { describe, expect, it } from "vitest";
+import type { FastStreamsWindow } from "../src/fast-window.js";
 import { type BenchDocument, computeGoals, renderMarkdown } from "../src/report.js";
-import type { ThroughputResult } from "../src/types.js";
+import type { SlowReaderMemory, ThroughputResult } from "../src/types.js";
 
 function tp(
   engine: "mock" | "replay",
@@ -75,6 +76,58 @@ function doc(): Omit<BenchDocument, "goals" | "profile"> {
   };
 }
 
+function fastWindow(p50: number, p99: number, stepsPerSec: number): FastStreamsWindow {
+  return {
+    windowMs: 5000,
+    delay: { ...summarize([p50, p99]), p50, p99 },
+    deliveries: 2_000_000,
+    merged: 20_000,
+    tokens: 2_100_000,
+    deliveredTokensPerSec: 420_000,
+    deliveriesPerSec: 400_000,
+    engineStepsPerSec: stepsPerSec,
+    engineSpan: { seconds: 1280, tokens: 1280 * stepsPerSec },
+  };
+}
+
+function slowReader(): SlowReaderMemory {
+  const mem = (rssMiB: number) => ({
+    rss: rssMiB * 2 ** 20,
+    heapUsed: 6 * 2 ** 20,
+    heapTotal: 8 * 2 ** 20,
+    external: 0,
+    arrayBuffers: 0,
+  });
+  const cpu = (engine: number) => ({
+    engine,
+    frontend: 0.6,
+    threads: [{ label: "consumer thread", tid: 7, cpu: 0.3 }],
+  });
+  return {
+    fastStreams: 256,
+    slowReadEveryMs: 100,
+    durationMs: 10_000,
+    baselineMs: 5000,
+    samples: [mem(120), mem(130), mem(125)],
+    baselineSamples: [mem(110), mem(118)],
+    rssStart: 120 * 2 ** 20,
+    rssEnd: 125 * 2 ** 20,
+    slowBufferedTokens: 188,
+    slowTokens: 18_260,
+    slowReads: 97,
+    fastTokens: 4_674_561,
+    warmup: { ms: 10_000, settled: false, minMs: 2000, maxMs: 10_000 },
+    fast: {
+      baselineBefore: fastWindow(1, 4, 2000),
+      slow: fastWindow(1.5, 6, 1900),
+      baselineAfter: fastWindow(1, 4, 2000),
+      baseline: fastWindow(1, 4, 2000),
+    },
+    cpu: { baselineBefore: cpu(0.9), slow: cpu(0.8), baselineAfter: cpu(0.9), baseline: cpu(0.9) },
+    ratios: { delayP50: 1.5, delayP99: 1.5, deliveredTokensPerSec: 1, engineStepsPerSec: 0.95 },
+  };
+}
+
 describe("computeGoals", () => {
   const goals = computeGoals(doc());
   const byGoal = (text: string) => goals.find((g) => g.goal.startsWith(text))!;
@@ -137,5 +190,18 @@ describe("renderMarkdown", () => {
     const d = { ...doc(), errors: ["throughput python 1024 mock: killed"] };
     const md = renderMarkdown({ ...d, goals: computeGoals(d), profile: undefined });
     expect(md.indexOf("throughput python 1024 mock: killed")).toBeLessThan(md.indexOf("## Goals"));
+  });
+
+  it("puts the slow reader's baseline-vs-slow figures, their ratios and the memory into the memory section", () => {
+    const d = { ...doc(), memory: { openStreams: undefined, slowReader: slowReader() } };
+    const md = renderMarkdown({ ...d, goals: computeGoals(d), profile: undefined });
+    const memory = md.slice(md.indexOf("## 5. Memory"));
+    expect(memory).toContain("| engine → consumer delay p50 | 1.00 ms | 1.50 ms | 1.50× |");
+    expect(memory).toContain("| engine → consumer delay p99 | 4.00 ms | 6.00 ms | 1.50× |");
+    expect(memory).toContain("| engine steps/s (engine clock) | 2000/s | 1900/s | 0.95× |");
+    expect(memory).toContain("| engine process CPU | 0.90 | 0.80 | 0.89× |");
+    expect(memory).toContain("| slow window peak (3 samples) | 130.0 MiB | 6.0 MiB |");
+    expect(memory).toContain("the slow stream received 18260 tokens in\n97 reads plus 188 queued unread");
+    expect(memory).toContain("had not drained");
   });
 });

@@ -2,8 +2,8 @@
 // attaches with the handle and runs the streams.
 import { EngineCoreClient } from "@vllm-engine-core/client";
 import { spinFor, type ThreadMarker } from "@vllm-engine-core/probe";
-import { ConsumerThread } from "../consumer-thread.js";
 import type { SlowReaderPhase } from "../consumer-protocol.js";
+import { ConsumerThread } from "../consumer-thread.js";
 import { averageCpu, slowToBaseline } from "../slow-reader.js";
 import type { LatencyResult, OpenStreamsMemory, SlowReaderMemory, ThroughputResult } from "../types.js";
 import { CpuWindow, labelThreads } from "./cpu-window.js";
@@ -170,6 +170,7 @@ export function productSlowReader(o: {
   durationMs: number;
   baselineMs: number;
   warmupMs: number;
+  maxWarmupMs: number;
 }): Promise<SlowReaderMemory> {
   return withProduct(0, async ({ consumer, cpu: whole, engine }) => {
     // One CPU window per phase (engine process, this process and its threads).
@@ -194,6 +195,7 @@ export function productSlowReader(o: {
         durationMs: o.durationMs,
         baselineMs: o.baselineMs,
         warmupMs: o.warmupMs,
+        maxWarmupMs: o.maxWarmupMs,
       },
     });
     const { outcome } = await consumer.expect("slow-reader");
@@ -213,6 +215,7 @@ export function productSlowReader(o: {
       slowTokens: outcome.slowTokens,
       slowReads: outcome.slowReads,
       fastTokens: outcome.fastTokens,
+      warmup: outcome.warmup,
       fast,
       cpu: {
         baselineBefore: before,
