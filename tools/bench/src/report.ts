@@ -1,5 +1,6 @@
 // results.json → goals and RESULTS.md. Pure: everything here is computed from the document.
 import type { MachineInfo, Summary } from "@vllm-engine-core/probe";
+import type { FastStreamsWindow } from "./fast-window.js";
 import type { ProfileSummary } from "./profile.js";
 import type {
   CpuReport,
@@ -396,16 +397,25 @@ const threadCpu = (cpu: CpuReport | undefined, label: string) =>
 export function renderSlowReader(slow: SlowReaderMemory): string[] {
   const { baseline: base, slow: lag, baselineBefore: b1, baselineAfter: b2 } = slow.fast;
   const s = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
-  const row = (what: string, b: number, l: number, fmt: (v: number) => string) => [
+  // Each row: pooled baseline, slow window, their ratio, then both baseline windows (their spread is
+  // what this machine's noise does to the figure without any slow reader).
+  const row = (what: string, pick: (w: FastStreamsWindow) => number, fmt: (v: number) => string) => [
     what,
-    fmt(b),
-    fmt(l),
-    x(l / b),
+    fmt(pick(base)),
+    fmt(pick(lag)),
+    x(pick(lag) / pick(base)),
+    `${fmt(pick(b1))} / ${fmt(pick(b2))}`,
   ];
   const cpuRow = (what: string, pick: (c: CpuReport | undefined) => number | undefined) => {
     const b = pick(slow.cpu.baseline);
     const l = pick(slow.cpu.slow);
-    return [what, fmtCpu(b), fmtCpu(l), b === undefined || l === undefined ? "n/a" : x(l / b)];
+    return [
+      what,
+      fmtCpu(b),
+      fmtCpu(l),
+      b === undefined || l === undefined ? "n/a" : x(l / b),
+      `${fmtCpu(pick(slow.cpu.baselineBefore))} / ${fmtCpu(pick(slow.cpu.baselineAfter))}`,
+    ];
   };
   const mergedShare = (w: typeof base) => (w.deliveries > 0 ? w.merged / w.deliveries : Number.NaN);
   const pct = (v: number) => (Number.isFinite(v) ? `${(v * 100).toFixed(1)} %` : "n/a");
@@ -430,30 +440,36 @@ export function renderSlowReader(slow: SlowReaderMemory): string[] {
       : ["**The start-up backlog had not drained when the warm-up gave up: the baseline includes it.**"]),
     "",
     table(
-      [`${slow.fastStreams} fast streams`, "baseline", "with slow reader", "slow / baseline"],
       [
-        row("engine → consumer delay p50", base.delay.p50, lag.delay.p50, fmtMs),
-        row("engine → consumer delay p99", base.delay.p99, lag.delay.p99, fmtMs),
-        row("engine → consumer delay max", base.delay.max, lag.delay.max, fmtMs),
-        row(
-          "delivered tokens/s (consumer clock)",
-          base.deliveredTokensPerSec,
-          lag.deliveredTokensPerSec,
-          fmtRate,
-        ),
-        row("deliveries/s", base.deliveriesPerSec, lag.deliveriesPerSec, fmtRate),
-        ["merged deliveries", pct(mergedShare(base)), pct(mergedShare(lag)), ""],
-        row("engine steps/s (engine clock)", base.engineStepsPerSec, lag.engineStepsPerSec, fmtPerSec),
+        `${slow.fastStreams} fast streams`,
+        "baseline (both windows)",
+        "with slow reader",
+        "slow / baseline",
+        "baseline before / after",
+      ],
+      [
+        row("engine → consumer delay p50", (w) => w.delay.p50, fmtMs),
+        row("engine → consumer delay p99", (w) => w.delay.p99, fmtMs),
+        row("engine → consumer delay max", (w) => w.delay.max, fmtMs),
+        row("delivered tokens/s (consumer clock)", (w) => w.deliveredTokensPerSec, fmtRate),
+        row("deliveries/s", (w) => w.deliveriesPerSec, fmtRate),
+        [
+          "merged deliveries",
+          pct(mergedShare(base)),
+          pct(mergedShare(lag)),
+          "",
+          `${pct(mergedShare(b1))} / ${pct(mergedShare(b2))}`,
+        ],
+        row("engine steps/s (engine clock)", (w) => w.engineStepsPerSec, fmtPerSec),
         cpuRow("engine process CPU", (c) => c?.engine),
         cpuRow("consumer thread CPU", (c) => threadCpu(c, "consumer thread")),
         cpuRow("runtime thread CPU", (c) => threadCpu(c, "runtime thread")),
       ],
     ),
     "",
-    `Baseline before / after the slow window: delay p50 ${fmtMs(b1.delay.p50)} / ${fmtMs(b2.delay.p50)}, ` +
-      `p99 ${fmtMs(b1.delay.p99)} / ${fmtMs(b2.delay.p99)}, engine steps/s ${fmtPerSec(b1.engineStepsPerSec)} / ` +
-      `${fmtPerSec(b2.engineStepsPerSec)} (their spread is this machine's noise; samples: ${b1.delay.count} / ` +
-      `${b2.delay.count}, slow window ${lag.delay.count}).`,
+    `Delay samples: ${lag.delay.count} in the slow window, ${b1.delay.count} / ${b2.delay.count} in the baseline ` +
+      "windows. A slow / baseline ratio is only telling where it falls outside the spread of the two baseline",
+    "windows (the last column): that spread is what this machine does to the figure with no slow reader at all.",
     "",
     "*Delay*: the latency section's method — wall clock when the consumer reads a delivery",
     "(`performance.timeOrigin + performance.now()`) minus the engine's wall-clock send stamp",
@@ -495,7 +511,7 @@ export function renderSlowReader(slow: SlowReaderMemory): string[] {
     "",
     `Memory is sampled once a second after a full GC of the consumer thread, in every window alike (so both`,
     `phases pay for the same pauses). In the slow window the slow stream received ${slow.slowTokens} tokens in`,
-    `${slow.slowReads} reads plus ${slow.slowBufferedTokens} queued unread at its end (merged into one pending delta);`,
+    `${slow.slowReads} reads (nominally ${Math.floor(slow.durationMs / slow.slowReadEveryMs)}: its timer fires late on the busy consumer thread) plus ${slow.slowBufferedTokens} queued unread at its end (merged into one pending delta);`,
     `the fast streams received ${slow.fastTokens} tokens meanwhile.`,
     "",
   ];

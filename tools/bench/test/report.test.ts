@@ -196,10 +196,14 @@ describe("renderMarkdown", () => {
     const d = { ...doc(), memory: { openStreams: undefined, slowReader: slowReader() } };
     const md = renderMarkdown({ ...d, goals: computeGoals(d), profile: undefined });
     const memory = md.slice(md.indexOf("## 5. Memory"));
-    expect(memory).toContain("| engine → consumer delay p50 | 1.00 ms | 1.50 ms | 1.50× |");
-    expect(memory).toContain("| engine → consumer delay p99 | 4.00 ms | 6.00 ms | 1.50× |");
-    expect(memory).toContain("| engine steps/s (engine clock) | 2000/s | 1900/s | 0.95× |");
-    expect(memory).toContain("| engine process CPU | 0.90 | 0.80 | 0.89× |");
+    expect(memory).toContain(
+      "| engine → consumer delay p50 | 1.00 ms | 1.50 ms | 1.50× | 1.00 ms / 1.00 ms |",
+    );
+    expect(memory).toContain(
+      "| engine → consumer delay p99 | 4.00 ms | 6.00 ms | 1.50× | 4.00 ms / 4.00 ms |",
+    );
+    expect(memory).toContain("| engine steps/s (engine clock) | 2000/s | 1900/s | 0.95× | 2000/s / 2000/s |");
+    expect(memory).toContain("| engine process CPU | 0.90 | 0.80 | 0.89× | 0.90 / 0.90 |");
     expect(memory).toContain("| slow window peak (3 samples) | 130.0 MiB | 6.0 MiB |");
     expect(memory).toContain("the slow stream received 18260 tokens in\n97 reads plus 188 queued unread");
     expect(memory).toContain("had not drained");
