@@ -24,6 +24,12 @@ import type {
 import { abortable } from "./waits.js";
 
 const DEFAULT_READY_TIMEOUT_MS = 30_000;
+
+/**
+ * Up to this many engines, each gets its own output socket (see step 1 below); beyond it they share one:
+ * every socket costs file descriptors, and zeromq.js allows 1023 sockets per context.
+ */
+export const MAX_PER_ENGINE_OUTPUT_SOCKETS = 128;
 const MAX_ENGINE_INDEX = 0xffff;
 
 /**
@@ -70,9 +76,7 @@ async function connectAsHandshakeOwner(
   const plane = await bindDataPlane(
     sockets,
     config.localInputAddress ?? tcpAnyPort(host),
-    config.localOutputAddress === undefined
-      ? Array.from({ length: engineCount }, () => tcpAnyPort(host))
-      : [config.localOutputAddress],
+    outputBinds(config.localOutputAddress, engineCount, host),
     options.heartbeat,
     signal,
   );
@@ -82,11 +86,16 @@ async function connectAsHandshakeOwner(
     coordinator = await abortable(InprocCoordinator.open(sockets, host), signal);
   }
 
-  // 2. Handshake ROUTER; closed as soon as every engine said READY.
+  // 2. Handshake ROUTER; closed as soon as every engine said READY. An engine that dies between HELLO and
+  // READY (model loading happens in between) shows up as a disconnect instead of a READY timeout; heartbeats
+  // keep that connection from idling out behind a NAT and turn a frozen engine into a disconnect too.
   const handshake = sockets.add(
-    new zmq.Router({ ...BASE_SOCKET_OPTIONS, ipv6: isIpv6(config.handshakeAddress) }),
+    new zmq.Router({
+      ...BASE_SOCKET_OPTIONS,
+      ...heartbeatSocketOptions(options.heartbeat),
+      ipv6: isIpv6(config.handshakeAddress),
+    }),
   );
-  // An engine that dies between HELLO and READY shows up as a disconnect instead of a READY timeout.
   enableDisconnectNotify(handshake);
   const handshakeAddress = await abortable(
     sockets.bind(handshake, config.handshakeAddress, "handshake"),
@@ -166,6 +175,17 @@ async function connectBootstrapped(
   }
   signal?.throwIfAborted();
   return assemble(sockets, plane, engines, coordinator, options);
+}
+
+/** One bind per engine (its own output socket) unless an address is given or there are too many engines. */
+export function outputBinds(
+  localOutputAddress: string | undefined,
+  engineCount: number,
+  host: string,
+): string[] {
+  if (localOutputAddress !== undefined) return [localOutputAddress];
+  const count = engineCount <= MAX_PER_ENGINE_OUTPUT_SOCKETS ? engineCount : 1;
+  return Array.from({ length: count }, () => tcpAnyPort(host));
 }
 
 interface DataPlane {
@@ -250,6 +270,12 @@ function validate(config: TransportConfig, options: ConnectOptions): void {
     address("localOutputAddress", config.localOutputAddress);
     if ((config.engineCount ?? 1) > MAX_ENGINE_INDEX + 1)
       fail("engineCount", "must fit the 2-byte engine identity");
+    if ((options.clientIndex ?? 0) !== 0) {
+      fail(
+        "clientIndex",
+        `must be 0 in handshake-owner mode (got ${options.clientIndex}): engines send outputs to INIT's outputs[clientIndex] and this INIT lists only this frontend`,
+      );
+    }
     if (options.coordinator?.mode === "external") {
       fail(
         "coordinator",

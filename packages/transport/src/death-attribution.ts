@@ -2,11 +2,14 @@
 // - a disconnect notification on the input ROUTER names the engine, but outputs it pushed just before dying
 //   travel on another socket (the output PULL) and may still be queued, so the report waits a short grace;
 // - the ENGINE_CORE_DEAD sentinel names no engine: the output socket it arrives on does when only one engine
-//   pushes to it (the default: one output socket per engine). On a socket several engines share, vLLM's
-//   engine exits right after the sentinel, so the engine whose connection drops around it is the sender.
-//   Either order can be observed (the two sockets are read independently), so a disconnect seen shortly
-//   before the sentinel counts too. If no engine of that socket disconnects within the window, every live
-//   engine on it is reported dead — what vLLM's own clients do for any sentinel.
+//   pushes to it (the default: one output socket per engine). On a socket several engines share, the sender
+//   is the engine whose connection drops around it: vLLM's engine process exits after the sentinel (after
+//   waiting up to 5 s for its output thread and shutting its executor down). Either order can be observed
+//   (the two sockets are read independently): an engine still in its disconnect grace when the sentinel
+//   is read is taken as the sender. Anything less clear (several candidates, or the only recent disconnect
+//   was already reported) waits for a disconnect among the live engines of the socket; if none comes
+//   within the window, every live engine on it is reported dead — what vLLM's own clients do for any
+//   sentinel. Failing a survivor is preferred to never failing the sender, whose streams would hang.
 
 import { describeIndices } from "./identity.js";
 import type { ConnectedEngine } from "./types.js";
@@ -41,8 +44,6 @@ export class DeathAttribution {
   readonly #vanishing = new Map<number, NodeJS.Timeout>();
   /** When each engine's connection dropped (performance.now()), for sentinels read after it. */
   readonly #disconnectedAt = new Map<number, number>();
-  /** Engines a sentinel was already matched to. */
-  readonly #explained = new Set<number>();
   readonly #unattributed = new Set<UnattributedSentinel>();
 
   constructor(options: DeathAttributionOptions) {
@@ -75,21 +76,24 @@ export class DeathAttribution {
       this.#explain(senders[0]!.index, false);
       return;
     }
-    // The sender may have been seen disconnecting already (its disconnect was read first).
-    const now = performance.now();
-    const justGone = senders.filter((engine) => {
-      const at = this.#disconnectedAt.get(engine.index);
-      return at !== undefined && now - at <= this.#windowMs && !this.#explained.has(engine.index);
-    });
-    if (justGone.length > 0) {
-      // One: that is the sender. Several: every one of them is dead anyway; nothing names the sender.
-      if (justGone.length === 1) this.#explain(justGone[0]!.index, true);
+    // Read just after its sender's disconnect: that engine is still in its grace period.
+    const inGrace = senders.filter((engine) => this.#vanishing.has(engine.index));
+    if (inGrace.length === 1) {
+      this.#explain(inGrace[0]!.index, true);
       return;
     }
-    const live = senders.filter((engine) => !this.#options.isDead(engine.index));
-    if (live.length <= 1) {
+    const live = senders.filter(
+      (engine) => !this.#options.isDead(engine.index) && !this.#vanishing.has(engine.index),
+    );
+    if (live.length === 0) return; // every possible sender is dead or about to be reported
+    const now = performance.now();
+    const recentDisconnect = senders.some((engine) => {
+      const at = this.#disconnectedAt.get(engine.index);
+      return at !== undefined && now - at <= this.#windowMs;
+    });
+    if (live.length === 1 && inGrace.length === 0 && !recentDisconnect) {
       // Dead engines send nothing, so the only live engine on the socket is the sender.
-      if (live.length === 1) this.#explain(live[0]!.index, false);
+      this.#explain(live[0]!.index, false);
       return;
     }
     const pending: UnattributedSentinel = {
@@ -118,7 +122,6 @@ export class DeathAttribution {
    * report of an engine already reported). `byDisconnect`: a shared socket, matched by the disconnect.
    */
   #explain(engineIndex: number, byDisconnect: boolean): void {
-    this.#explained.add(engineIndex);
     clearTimeout(this.#vanishing.get(engineIndex));
     this.#vanishing.delete(engineIndex);
     this.#options.report(

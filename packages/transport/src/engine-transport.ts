@@ -148,7 +148,9 @@ export class ZmqEngineTransport implements EngineTransport {
         frames = await output.receive();
       } catch (error) {
         if (this.#closing === undefined && !output.closed) {
-          this.#reportDead(null, `the output socket failed (${describe(error)})`);
+          // Only the engines pushing to this socket lose their outputs.
+          const reason = `its output socket ${route.address} failed (${describe(error)})`;
+          for (const engine of senders) this.#reportDead(engine.index, reason);
         }
         return;
       }

@@ -1,4 +1,4 @@
-import { unlinkSync } from "node:fs";
+import { statSync, unlinkSync } from "node:fs";
 import { BindError, type SocketRole } from "@vllm-engine-core/protocol";
 import type * as zmq from "zeromq";
 
@@ -11,6 +11,8 @@ export const BASE_SOCKET_OPTIONS = { linger: 0 } as const;
 interface Entry {
   socket: zmq.Socket;
   endpoints: string[];
+  /** Socket files this entry's binds created, with their identity (so only ours are removed). */
+  ipcFiles: IpcFile[];
   pendingBind: Promise<unknown> | undefined;
   closing: Promise<void> | undefined;
 }
@@ -24,7 +26,7 @@ export class SocketSet {
   #closed: Promise<void> | undefined;
 
   add<T extends zmq.Socket>(socket: T): T {
-    this.#entries.push({ socket, endpoints: [], pendingBind: undefined, closing: undefined });
+    this.#entries.push({ socket, endpoints: [], ipcFiles: [], pendingBind: undefined, closing: undefined });
     return socket;
   }
 
@@ -43,6 +45,8 @@ export class SocketSet {
     }
     const endpoint = socket.lastEndpoint ?? address;
     entry.endpoints.push(endpoint);
+    const file = ipcFileOf(endpoint);
+    if (file !== undefined) entry.ipcFiles.push(file);
     return endpoint;
   }
 
@@ -74,21 +78,39 @@ async function closeEntry(entry: Entry): Promise<void> {
     return;
   }
   await closeAndAwaitRelease(socket);
-  removeIpcFiles(entry.endpoints);
+  removeIpcFiles(entry.ipcFiles);
+}
+
+interface IpcFile {
+  path: string;
+  dev: number;
+  ino: number;
+}
+
+function ipcFileOf(endpoint: string): IpcFile | undefined {
+  // "ipc://@name" is Linux's abstract namespace: no file.
+  if (!endpoint.startsWith("ipc://") || endpoint.startsWith("ipc://@")) return undefined;
+  const path = endpoint.slice("ipc://".length);
+  try {
+    const { dev, ino } = statSync(path);
+    return { path, dev, ino };
+  } catch {
+    return undefined;
+  }
 }
 
 /**
  * libzmq leaves a bound ipc:// socket file behind when the socket is closed (it only removes it on an
- * explicit unbind, which closeAndAwaitRelease avoids); remove the files this set created.
+ * explicit unbind, which closeAndAwaitRelease avoids); remove the files this set created — unless another
+ * socket has bound the same path since (a different file now), which is not ours to remove.
  */
-function removeIpcFiles(endpoints: readonly string[]): void {
-  for (const endpoint of endpoints) {
-    // "ipc://@name" is Linux's abstract namespace: no file.
-    if (!endpoint.startsWith("ipc://") || endpoint.startsWith("ipc://@")) continue;
+function removeIpcFiles(files: readonly IpcFile[]): void {
+  for (const file of files) {
     try {
-      unlinkSync(endpoint.slice("ipc://".length));
+      const now = statSync(file.path);
+      if (now.dev === file.dev && now.ino === file.ino) unlinkSync(file.path);
     } catch {
-      // Already gone, or replaced by something that is not ours to remove.
+      // Already gone.
     }
   }
 }

@@ -50,8 +50,8 @@ export interface OutputSink {
   /** One call per ZMQ message on the output PULL, in arrival order; frames are the raw received Buffers. */
   onOutputs(outputs: EngineCoreOutputs, frames: Buffer[]): void;
   /**
-   * An engine is dead: it sent ENGINE_CORE_DEAD or its connection vanished. engineIndex is null only when the
-   * whole transport failed (output socket error, coordinator gone). Called at most once per engine index.
+   * An engine is dead: it sent ENGINE_CORE_DEAD, its connection vanished or its output socket failed.
+   * engineIndex is null only when the coordinator is gone (every engine). Called at most once per engine index.
    */
   onEngineDead(engineIndex: number | null, reason: string): void;
   /** An undecodable output message: reported, the loop keeps running. */
@@ -105,6 +105,11 @@ export interface HeartbeatOptions {
 
 export interface ConnectOptions {
   signal?: AbortSignal;
+  /**
+   * The frontend's client index (default 0). Engines push its outputs to INIT's `outputs[clientIndex]`; a
+   * handshake owner's INIT lists only itself, so it must be 0 there.
+   */
+  clientIndex?: number;
   coordinator?: CoordinatorConfig;
   heartbeat?: HeartbeatOptions;
   /**

@@ -1,6 +1,7 @@
 import { type MockEngineProcess, startMockEngine } from "@vllm-engine-core/mock-engine";
 import { encodeAbortRequest, RequestType } from "@vllm-engine-core/protocol";
 import { afterAll, describe, expect, it } from "vitest";
+import { MAX_PER_ENGINE_OUTPUT_SOCKETS, outputBinds } from "../src/connect.ts";
 import { ipcDir } from "./helpers/addresses.ts";
 import { useCleanups } from "./helpers/cleanup.ts";
 import { RawEngine } from "./helpers/raw-engine.ts";
@@ -120,5 +121,18 @@ describe("handshake-owner mode", () => {
     await second.startup(handshakeAddress);
     const result = await connecting;
     expect(result.engines.map((e) => e.index)).toEqual([0, 1]);
+  });
+});
+
+describe("output sockets", () => {
+  it("one per engine by default, shared with an explicit address or beyond MAX_PER_ENGINE_OUTPUT_SOCKETS", () => {
+    expect(outputBinds(undefined, 3, "127.0.0.1")).toEqual(Array(3).fill("tcp://127.0.0.1:0"));
+    expect(outputBinds("ipc:///tmp/out", 3, "127.0.0.1")).toEqual(["ipc:///tmp/out"]);
+    expect(outputBinds(undefined, MAX_PER_ENGINE_OUTPUT_SOCKETS, "10.0.0.1")).toHaveLength(
+      MAX_PER_ENGINE_OUTPUT_SOCKETS,
+    );
+    expect(outputBinds(undefined, MAX_PER_ENGINE_OUTPUT_SOCKETS + 1, "10.0.0.1")).toEqual([
+      "tcp://10.0.0.1:0",
+    ]);
   });
 });

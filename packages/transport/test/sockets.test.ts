@@ -96,6 +96,17 @@ describe("SocketSet", () => {
     expect(existsSync(files[1]!)).toBe(false);
   });
 
+  it("leaves an ipc socket file alone once another socket has bound the same path", async () => {
+    const path = ipc.address("taken-over");
+    const sockets = new SocketSet();
+    await sockets.bind(sockets.add(new zmq.Pull({ linger: 0 })), path, "output");
+    const intruder = new zmq.Pull({ linger: 0 });
+    await intruder.bind(path); // libzmq replaces the file: a new socket file at the same path
+    await sockets.closeAll();
+    expect(existsSync(path.slice("ipc://".length))).toBe(true);
+    intruder.close();
+  });
+
   it("turns a failed bind into a BindError naming the socket role", async () => {
     const sockets = new SocketSet();
     const socket = sockets.add(new zmq.Pull({ linger: 0 }));

@@ -338,6 +338,10 @@ describe("bind failures", () => {
       name: "InvalidTransportConfigError",
       message: expect.stringContaining("engineStartIndex: engines 65535…65536 do not fit"),
     });
+    await expect(w.connect({ config: ownerConfig(), clientIndex: 1 })).rejects.toMatchObject({
+      name: "InvalidTransportConfigError",
+      message: expect.stringContaining("clientIndex: must be 0 in handshake-owner mode (got 1)"),
+    });
     await expect(w.connect({ config: { ...ownerConfig(), engineCount: 0 } })).rejects.toMatchObject({
       name: "InvalidTransportConfigError",
       message: expect.stringContaining("engineCount: must be an integer >= 1, got 0"),

@@ -213,6 +213,29 @@ describe("the output loop", () => {
     expect(deadEvents(w)).toHaveLength(1);
   });
 
+  it("output sockets follow HELLO order, not identity order: engine 1 first, and engine 0's sentinel still names 0", async () => {
+    const handshakeAddress = ipc.address("hs");
+    const w = worker();
+    const connecting = w.connect({ config: { mode: "handshake-owner", handshakeAddress, engineCount: 2 } });
+    const engines = [new RawEngine(0), new RawEngine(1)];
+    defer(() => {
+      for (const e of engines) e.close();
+    });
+    const init1 = await engines[1]!.startup(handshakeAddress); // says HELLO first
+    const init0 = await engines[0]!.startup(handshakeAddress);
+    const result = await connecting;
+    await w.request({ op: "start-output" });
+    expect(result.engines.map((e) => [e.index, e.outputAddress])).toEqual([
+      [0, init0.addresses.outputs[0]],
+      [1, init1.addresses.outputs[0]],
+    ]);
+    await engines[0]!.pushDead();
+    const dead = await w.waitForEvent(isDead);
+    expect(dead.engineIndex).toBe(0);
+    await sleep(100);
+    expect(deadEvents(w)).toHaveLength(1);
+  });
+
   it("on a shared output socket the sentinel is attributed to the engine whose connection closes next", async () => {
     const { w, engines, inits } = await withRawEngines(2, { localOutputAddress: ipc.address("shared-out") });
     expect(inits[0]!.addresses.outputs).toEqual(inits[1]!.addresses.outputs);
@@ -247,10 +270,10 @@ describe("the output loop", () => {
       expect(d.reason).toMatch(/shared by engines 0, 1 and none of them disconnected within 600 ms/);
   });
 
-  it("on a shared output socket a disconnect read before the sentinel still names the sender", async () => {
-    // The two signals travel on different sockets; here the disconnect is read first and its grace has
-    // expired (engine 1 already reported dead) when the sentinel arrives. The sentinel must not be pinned on
-    // engine 0, the only engine still alive.
+  it("on a shared output socket a sentinel read after its sender was reported gone is ambiguous: the live engines fail after the window", async () => {
+    // The two signals travel on different sockets. Here engine 1's disconnect is read first and already
+    // reported when its sentinel is read, so the sentinel could as well be engine 0's: engine 0 is failed
+    // after the window unless it disconnects (as vLLM's clients fail every engine) — never left hanging.
     const WINDOW = 600;
     const { w, engines } = await withRawEngines(2, {
       localOutputAddress: ipc.address("shared-out"),
@@ -259,13 +282,30 @@ describe("the output loop", () => {
     engines[1]!.input!.close();
     const vanished = await w.waitForEvent(isDead);
     expect(vanished.engineIndex).toBe(1);
+    expect(vanished.reason).toContain("without ENGINE_CORE_DEAD");
     await engines[1]!.pushDead();
-    await engines[0]!.pushOutputs({ outputs: [], timestamp: 77 });
-    await w.waitForEvent(
-      (e): e is Extract<WorkerEvent, { kind: "outputs" }> => isOutputs(e) && e.outputs.timestamp === 77,
+    await sleep(WINDOW + 400);
+    const deaths = deadEvents(w);
+    expect(deaths.map((d) => d.engineIndex)).toEqual([1, 0]);
+    expect(deaths[1]!.reason).toMatch(/shared by engine 0 and none of them disconnected/);
+  });
+
+  it("on a shared output socket, with the other engine gone long before, the only live engine is the sender at once", async () => {
+    const WINDOW = 400;
+    const { w, engines } = await withRawEngines(2, {
+      localOutputAddress: ipc.address("shared-out"),
+      sentinelAttributionWindowMs: WINDOW,
+    });
+    engines[0]!.input!.close(); // engine 0 vanishes (SIGKILL-like) …
+    expect((await w.waitForEvent(isDead)).engineIndex).toBe(0);
+    await sleep(WINDOW + 200); // … well outside the window
+    const sentAt = Date.now();
+    await engines[1]!.pushDead(); // engine 1 stays connected (a hung teardown)
+    const dead = await w.waitForEvent(
+      (e): e is Extract<WorkerEvent, { kind: "dead" }> => isDead(e) && e.engineIndex === 1,
     );
-    await sleep(WINDOW + 300);
-    expect(deadEvents(w).map((d) => d.engineIndex)).toEqual([1]);
+    expect(dead.reason).toContain("ENGINE_CORE_DEAD");
+    expect(dead.at - sentAt).toBeLessThan(WINDOW);
   });
 
   it("on a shared output socket a disconnect and a sentinel arriving together fail only the sender", async () => {

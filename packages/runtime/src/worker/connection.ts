@@ -366,7 +366,7 @@ export class ConnectionService implements EngineOutputSink {
 
   onEngineDead(engineIndex: number | null, reason: string): void {
     if (this.closed) return;
-    // An unattributable ENGINE_CORE_DEAD takes every engine of the connection with it.
+    // null: the transport lost every engine at once (the DP coordinator is gone).
     const engines =
       engineIndex === null ? this.engines : [this.byIndex.get(engineIndex)].filter((e) => e !== undefined);
     for (const engine of engines) {

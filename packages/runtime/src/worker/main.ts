@@ -7,6 +7,7 @@ import { RuntimeService } from "./runtime.js";
 new RuntimeService(async (config, signal): Promise<EngineIO> => {
   return connectTransport(config.transport, {
     signal,
+    ...(config.clientIndex !== undefined ? { clientIndex: config.clientIndex } : {}),
     ...(config.coordinator !== undefined ? { coordinator: config.coordinator } : {}),
   });
 });

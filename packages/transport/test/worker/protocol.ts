@@ -13,6 +13,7 @@ export type WorkerCommand =
       config: TransportConfig;
       heartbeat?: HeartbeatOptions;
       sentinelAttributionWindowMs?: number;
+      clientIndex?: number;
       coordinator?: { mode: "inproc" } | { mode: "external"; address: string };
       /** Abort the signal before calling connectTransport. */
       preAborted?: boolean;

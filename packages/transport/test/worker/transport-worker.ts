@@ -25,6 +25,7 @@ async function handle(command: WorkerCommand): Promise<unknown> {
       const options = {
         signal: controller.signal,
         ...(command.heartbeat === undefined ? {} : { heartbeat: command.heartbeat }),
+        ...(command.clientIndex === undefined ? {} : { clientIndex: command.clientIndex }),
         ...(command.sentinelAttributionWindowMs === undefined
           ? {}
           : { sentinelAttributionWindowMs: command.sentinelAttributionWindowMs }),
