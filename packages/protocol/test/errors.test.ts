@@ -141,6 +141,20 @@ describe("typed errors", () => {
     expect(serializeError(42).message).toBe("42");
   });
 
+  it("EngineDeadError advice depends on whether requests were in flight or the engine died while connecting", () => {
+    const running = new EngineDeadError({ engineIndex: 1, reason: "gone" });
+    const starting = new EngineDeadError({ engineIndex: 1, reason: "gone", duringStartup: true });
+    expect(running.message).toBe(
+      "Engine 1 is dead: gone. In-flight requests were failed; check the engine's logs and restart it, then reconnect.",
+    );
+    expect(starting.message).toBe(
+      "Engine 1 is dead: gone. The connect failed; check the engine's logs, fix the cause and connect again.",
+    );
+    const crossed = deserializeError(structuredClone(serializeError(starting)));
+    expect(crossed).toBeInstanceOf(EngineDeadError);
+    expect(crossed.message).toBe(starting.message);
+  });
+
   it("ProtocolError messages name the struct, field and a remedy", () => {
     const err = new ProtocolError({
       struct: "EngineCoreRequest",

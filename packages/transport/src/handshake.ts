@@ -124,6 +124,7 @@ function checkDisconnect(frames: readonly Buffer[], states: Map<string, EngineSt
   throw new EngineDeadError({
     engineIndex: engineIndexFromIdentity(identity),
     reason: `it disconnected from the handshake socket ${address} after HELLO, before READY (it exited or crashed during startup)`,
+    duringStartup: true,
   });
 }
 

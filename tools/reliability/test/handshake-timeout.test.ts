@@ -125,6 +125,9 @@ describe("engine that dies during the handshake", () => {
     expect(error).toBeInstanceOf(EngineDeadError);
     expect(error.engineIndex).toBe(0);
     expect(error.reason).toContain(`disconnected from the handshake socket ${handshakeAddress} after HELLO`);
+    expect(error.message).toMatch(
+      /\. The connect failed; check the engine's logs, fix the cause and connect again\.$/,
+    );
     expect(elapsed).toBeLessThan(5_000); // the READY timeout is 20 s
   });
 });

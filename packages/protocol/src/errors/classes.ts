@@ -145,11 +145,13 @@ export class EngineDeadError extends VllmEngineCoreError {
   readonly code = "ENGINE_DEAD" as const;
   readonly engineIndex: number | null;
   readonly reason: string;
-  constructor(options: { engineIndex: number | null; reason: string }) {
+  /** `duringStartup`: the engine died while connecting (no request was in flight yet). */
+  constructor(options: { engineIndex: number | null; reason: string; duringStartup?: boolean }) {
     const who = options.engineIndex === null ? "An engine" : `Engine ${options.engineIndex}`;
-    super(
-      `${who} is dead: ${options.reason}. In-flight requests were failed; check the engine's logs and restart it, then reconnect.`,
-    );
+    const advice = options.duringStartup
+      ? "The connect failed; check the engine's logs, fix the cause and connect again."
+      : "In-flight requests were failed; check the engine's logs and restart it, then reconnect.";
+    super(`${who} is dead: ${options.reason}. ${advice}`);
     this.engineIndex = options.engineIndex;
     this.reason = options.reason;
   }
