@@ -77,7 +77,10 @@ export async function runHandshake(params: HandshakeParams): Promise<Map<string,
     }
   }
 
-  if (params.coordinatorGate !== undefined) await params.coordinatorGate();
+  let inFlight: Promise<Buffer[]> | undefined;
+  if (params.coordinatorGate !== undefined) {
+    ({ inFlight } = await gateWatchingHandshake(params.coordinatorGate, socket, states, address));
+  }
 
   // READY phase: every engine that said HELLO must now say READY (once).
   for (let pending = pendingReady(); pending.length > 0; pending = pendingReady()) {
@@ -87,7 +90,9 @@ export async function runHandshake(params: HandshakeParams): Promise<Map<string,
       timeoutMs,
       signal,
       () => new HandshakeTimeoutError({ stage: "READY", engineIndex: only, address, timeoutMs }),
+      inFlight,
     );
+    inFlight = undefined;
     if (isDisconnect(frames)) {
       checkDisconnect(frames, states, address);
       continue;
@@ -107,6 +112,40 @@ export async function runHandshake(params: HandshakeParams): Promise<Map<string,
     }
   }
   return identities;
+}
+
+/**
+ * Runs the in-process coordinator gate while still watching the handshake socket: no engine may speak there
+ * before the gate opens, so a message is either an engine's disconnect (it died during startup: fail now,
+ * not at the COORDINATOR timeout) or a READY that came too early. Returns the receive still in flight on the
+ * handshake socket when the gate opened, for the READY phase to continue with (wrapped: an async function
+ * would otherwise wait for it).
+ */
+async function gateWatchingHandshake(
+  gate: () => Promise<void>,
+  socket: zmq.Router,
+  states: Map<string, EngineState>,
+  address: string,
+): Promise<{ inFlight: Promise<Buffer[]> }> {
+  const gateOpened = gate().then(() => undefined);
+  // Whichever side loses is settled later (the socket closes on failure): never an unhandled rejection.
+  gateOpened.catch(() => undefined);
+  for (;;) {
+    const receiving = socket.receive();
+    receiving.catch(() => undefined);
+    const frames = await Promise.race([gateOpened, receiving]);
+    if (frames === undefined) return { inFlight: receiving };
+    if (isDisconnect(frames)) {
+      checkDisconnect(frames, states, address);
+      continue; // a stranger's disconnect
+    }
+    const { index } = parseHandshakeMessage(frames, address);
+    throw new UnexpectedHandshakeMessageError({
+      engineIndex: index,
+      address,
+      detail: "READY before the coordinator startup gate opened",
+    });
+  }
 }
 
 /** ROUTER_NOTIFY on the handshake socket: [identity, <empty>] when a peer's connection drops. */

@@ -33,6 +33,8 @@ export function receiveWithin(
   timeoutMs: number,
   signal: AbortSignal | undefined,
   onTimeout: () => Error,
+  /** A receive already started on `socket` (zeromq.js allows one at a time): wait for it instead. */
+  inFlight?: Promise<Buffer[]>,
 ): Promise<Buffer[]> {
   if (signal?.aborted) return Promise.reject(signal.reason);
   return new Promise<Buffer[]>((resolve, reject) => {
@@ -47,7 +49,7 @@ export function receiveWithin(
     const onAbort = () => finish(() => reject(signal?.reason));
     const timer = setTimeout(() => finish(() => reject(onTimeout())), timeoutMs);
     signal?.addEventListener("abort", onAbort, { once: true });
-    socket.receive().then(
+    (inFlight ?? socket.receive()).then(
       (frames) => finish(() => resolve(frames)),
       (error: unknown) => finish(() => reject(error)),
     );

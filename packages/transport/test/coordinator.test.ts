@@ -140,6 +140,39 @@ describe("in-process coordinator", () => {
     });
   });
 
+  it("an engine that dies during the gate (before subscribing): EngineDeadError at once, not the COORDINATOR timeout", async () => {
+    const handshakeAddress = ipc.address("hs");
+    const w = worker();
+    const started = Date.now();
+    const connecting = w.connect({
+      config: { mode: "handshake-owner", handshakeAddress, readyTimeoutMs: 20_000 },
+      coordinator: { mode: "inproc" },
+    });
+    const engine = new CoordinatedEngine(0);
+    defer(() => engine.close());
+    await engine.hello(handshakeAddress);
+    engine.close(); // dies while loading, before it subscribes to the coordinator
+    await expect(connecting).rejects.toMatchObject({ name: "EngineDeadError", engineIndex: 0 });
+    expect(Date.now() - started).toBeLessThan(10_000);
+  });
+
+  it("rejects a READY sent while the gate waits for subscriptions", async () => {
+    const handshakeAddress = ipc.address("hs");
+    const w = worker();
+    const connecting = w.connect({
+      config: { mode: "handshake-owner", handshakeAddress, readyTimeoutMs: 20_000 },
+      coordinator: { mode: "inproc" },
+    });
+    const engine = new CoordinatedEngine(0);
+    defer(() => engine.close());
+    await engine.hello(handshakeAddress); // the only engine: the gate is now open for subscriptions
+    await engine.sendStatus("READY");
+    await expect(connecting).rejects.toMatchObject({
+      name: "UnexpectedHandshakeMessageError",
+      detail: expect.stringContaining("READY before the coordinator startup gate"),
+    });
+  });
+
   it("times out at the COORDINATOR stage when engines never subscribe", async () => {
     const handshakeAddress = ipc.address("hs");
     const w = worker();
