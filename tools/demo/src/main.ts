@@ -80,7 +80,7 @@ async function main(): Promise<void> {
     console.log(
       `Connected in ${(performance.now() - connectStart).toFixed(0)} ms: ${client.engineCount} engine(s), ` +
         `vLLM ${client.vllmVersion}, dtype ${client.modelDtype}, max_model_len ${client.maxModelLen}\n` +
-        `  input ${client.inputAddress}  output ${client.outputAddress}`,
+        `  input ${client.inputAddress}  output (one per engine) ${client.outputAddresses.join(", ")}`,
     );
 
     const sleeping = await client.isSleeping();
