@@ -102,17 +102,21 @@ async function connectAsHandshakeOwner(
     signal,
   );
   // The k-th engine to say HELLO gets the k-th output socket (all get the one when it is shared).
-  const inits = plane.outputs.map((route) =>
-    encodeHandshakeInit({
-      addresses: {
-        inputs: [plane.inputAddress],
-        outputs: [route.address],
-        coordinatorInput: coordinator?.inputAddress ?? null,
-        coordinatorOutput: coordinator?.outputAddress ?? null,
-        frontendStatsPublishAddress: null,
-      },
-      parallelConfig: {},
-    }),
+  const outputFor = (helloOrder: number) => plane.outputs[helloOrder % plane.outputs.length]!;
+  const inits = new Map(
+    plane.outputs.map((route) => [
+      route,
+      encodeHandshakeInit({
+        addresses: {
+          inputs: [plane.inputAddress],
+          outputs: [route.address],
+          coordinatorInput: coordinator?.inputAddress ?? null,
+          coordinatorOutput: coordinator?.outputAddress ?? null,
+          frontendStatsPublishAddress: null,
+        },
+        parallelConfig: {},
+      }),
+    ]),
   );
   const gate = coordinator;
   const identities = await runHandshake({
@@ -121,13 +125,11 @@ async function connectAsHandshakeOwner(
     engineCount,
     timeoutMs,
     signal,
-    initFor: (helloOrder) => inits[helloOrder % inits.length]!,
+    initFor: (helloOrder) => inits.get(outputFor(helloOrder))!,
     coordinatorGate: gate === null ? undefined : () => gate.gate(engineCount, timeoutMs, signal),
   });
   await abortable(sockets.release(handshake), signal);
-  const outputOf = new Map(
-    [...identities.keys()].map((hex, k) => [hex, plane.outputs[k % plane.outputs.length]!.address]),
-  );
+  const outputOf = new Map([...identities.keys()].map((hex, k) => [hex, outputFor(k).address]));
 
   // 3. Registrations on the input ROUTER.
   const registered = await awaitRegistrations({

@@ -10,6 +10,7 @@ import {
 } from "@vllm-engine-core/protocol";
 import type * as zmq from "zeromq";
 import { describeIndices, identityHex } from "./identity.js";
+import { disconnectedIdentity } from "./liveness.js";
 import { abortable, receiveWithin } from "./waits.js";
 
 export interface HandshakeParams {
@@ -47,10 +48,7 @@ export async function runHandshake(params: HandshakeParams): Promise<Map<string,
       signal,
       () => new HandshakeTimeoutError({ stage: "HELLO", engineIndex: null, address, timeoutMs }),
     );
-    if (isDisconnect(frames)) {
-      checkDisconnect(frames, states, address);
-      continue;
-    }
+    if (isDisconnectNotification(frames, states, address)) continue;
     const { identity, hex, index, status } = parseHandshakeMessage(frames, address);
     if (status.status === "HELLO") {
       if (states.has(hex)) {
@@ -93,10 +91,7 @@ export async function runHandshake(params: HandshakeParams): Promise<Map<string,
       inFlight,
     );
     inFlight = undefined;
-    if (isDisconnect(frames)) {
-      checkDisconnect(frames, states, address);
-      continue;
-    }
+    if (isDisconnectNotification(frames, states, address)) continue;
     const { hex, index, status } = parseHandshakeMessage(frames, address);
     if (status.status === "READY") {
       markReady(states, hex, index, address, [...identities.values()]);
@@ -135,10 +130,7 @@ async function gateWatchingHandshake(
     receiving.catch(() => undefined);
     const frames = await Promise.race([gateOpened, receiving]);
     if (frames === undefined) return { inFlight: receiving };
-    if (isDisconnect(frames)) {
-      checkDisconnect(frames, states, address);
-      continue; // a stranger's disconnect
-    }
+    if (isDisconnectNotification(frames, states, address)) continue;
     const { index } = parseHandshakeMessage(frames, address);
     throw new UnexpectedHandshakeMessageError({
       engineIndex: index,
@@ -148,18 +140,19 @@ async function gateWatchingHandshake(
   }
 }
 
-/** ROUTER_NOTIFY on the handshake socket: [identity, <empty>] when a peer's connection drops. */
-function isDisconnect(frames: readonly Buffer[]): boolean {
-  return frames.length === 2 && frames[1]!.length === 0;
-}
-
 /**
- * An engine between HELLO and READY that disconnects has died during startup: fail now rather than at the
- * READY timeout. Engines close the handshake socket after READY (normal), and strangers are not ours.
+ * True for a ROUTER_NOTIFY disconnect notification, which the caller skips: engines close the handshake
+ * socket after READY (normal), and strangers are not ours. But an engine between HELLO and READY that
+ * disconnects has died during startup: throw now rather than at the READY timeout.
  */
-function checkDisconnect(frames: readonly Buffer[], states: Map<string, EngineState>, address: string): void {
-  const identity = frames[0]!;
-  if (states.get(identityHex(identity)) !== "hello") return;
+function isDisconnectNotification(
+  frames: readonly Buffer[],
+  states: Map<string, EngineState>,
+  address: string,
+): boolean {
+  const identity = disconnectedIdentity(frames);
+  if (identity === undefined) return false;
+  if (states.get(identityHex(identity)) !== "hello") return true;
   throw new EngineDeadError({
     engineIndex: engineIndexFromIdentity(identity),
     reason: `it disconnected from the handshake socket ${address} after HELLO, before READY (it exited or crashed during startup)`,
