@@ -154,16 +154,19 @@ export class EngineCoreClient implements AsyncDisposable {
    * replies nobody waits for. Shared by every client of the connection, counted since it opened.
    */
   async diagnostics(): Promise<ConnectionDiagnostics> {
-    if (this.#closed)
-      throw new ClientClosedError({ detail: "EngineCoreClient.shutdown() was called on this client" });
+    this.#checkOpen();
     return this.#connection.diagnostics();
   }
 
   // ---- requests ---------------------------------------------------------------------------
 
-  #checkUsable(): void {
+  #checkOpen(): void {
     if (this.#closed)
       throw new ClientClosedError({ detail: "EngineCoreClient.shutdown() was called on this client" });
+  }
+
+  #checkUsable(): void {
+    this.#checkOpen();
     const health = this.#connection.healthError;
     if (health !== undefined) throw health;
   }
@@ -223,8 +226,7 @@ export class EngineCoreClient implements AsyncDisposable {
   async abort(requestIds: string | readonly string[]): Promise<void> {
     // Only a closed client refuses: after one engine died, the requests the other engines still serve
     // must stay abortable (the health error only stops new work).
-    if (this.#closed)
-      throw new ClientClosedError({ detail: "EngineCoreClient.shutdown() was called on this client" });
+    this.#checkOpen();
     const ids = typeof requestIds === "string" ? [requestIds] : [...requestIds];
     ids.forEach((id, i) => {
       if (typeof id !== "string") {

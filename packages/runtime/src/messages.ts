@@ -15,6 +15,7 @@ import {
   type UtilityOutput,
 } from "@vllm-engine-core/protocol";
 import type { RuntimeConnectConfig } from "./config.js";
+import type { ConnectionDiagnostics } from "./types.js";
 
 export const HOST_CHANNEL = `vllm-engine-core:host:v${RUNTIME_PROTOCOL_VERSION}`;
 
@@ -107,15 +108,10 @@ export interface ConnectionInfoWire {
   modelName?: string;
 }
 
-/** See ConnectionDiagnostics in types.ts; the error travels serialized. */
-export interface ConnectionDiagnosticsWire {
-  undecodableOutputMessages: number;
-  outputsAfterAbort: number;
-  outputsAfterFinish: number;
-  outputsForUnknownRequests: number;
-  unknownUtilityReplies: number;
+/** ConnectionDiagnostics as it crosses threads: the error travels serialized. */
+export type ConnectionDiagnosticsWire = Omit<ConnectionDiagnostics, "lastProtocolError"> & {
   lastProtocolError: SerializedError | null;
-}
+};
 
 export interface AttachResult {
   connectionId: string;

@@ -153,16 +153,14 @@ export class ThreadConnection implements RuntimeConnection, LinkedConnection {
 
   async diagnostics(): Promise<ConnectionDiagnostics> {
     this.#assertOpen();
-    const wire = (await this.#link.call({ t: "diagnostics", connectionId: this.#id })
-      .result) as ConnectionDiagnosticsWire;
+    const { lastProtocolError, ...counters } = (await this.#link.call({
+      t: "diagnostics",
+      connectionId: this.#id,
+    }).result) as ConnectionDiagnosticsWire;
     return {
-      undecodableOutputMessages: wire.undecodableOutputMessages,
-      outputsAfterAbort: wire.outputsAfterAbort,
-      outputsAfterFinish: wire.outputsAfterFinish,
-      outputsForUnknownRequests: wire.outputsForUnknownRequests,
-      unknownUtilityReplies: wire.unknownUtilityReplies,
+      ...counters,
       lastProtocolError:
-        wire.lastProtocolError === null ? null : (deserializeError(wire.lastProtocolError) as ProtocolError),
+        lastProtocolError === null ? null : (deserializeError(lastProtocolError) as ProtocolError),
     };
   }
 

@@ -28,7 +28,7 @@ import {
   packOutput,
   unpackArgs,
 } from "../messages.js";
-import { ConnectionDiagnostics } from "./diagnostics.js";
+import { OutputDiagnostics } from "./diagnostics.js";
 import type { EngineIO, EngineOutputSink } from "./engine-io.js";
 import type { ThreadPeer } from "./peer.js";
 import { type EndedHow, RecentlyEnded } from "./recently-ended.js";
@@ -68,7 +68,7 @@ export class ConnectionService implements EngineOutputSink {
   private readonly requests = new Map<string, TrackedRequest>();
   private readonly utilities = new Map<bigint, PendingUtility>();
   private nextCallId = 1n;
-  private readonly diag = new ConnectionDiagnostics();
+  private readonly diag = new OutputDiagnostics();
   private readonly ended = new RecentlyEnded();
   private health: SerializedError | null = null;
   private adopted = false;

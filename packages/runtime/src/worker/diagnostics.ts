@@ -6,23 +6,26 @@
 import type { ProtocolError, SerializedError } from "@vllm-engine-core/protocol";
 import { serializeError } from "@vllm-engine-core/protocol";
 import type { ConnectionDiagnosticsWire } from "../messages.js";
+import type { EndedHow } from "./recently-ended.js";
 
 /** At most one warning per kind per this many ms; the ones in between are summed into the next. */
 export const WARNING_INTERVAL_MS = 10_000;
 
-export class ConnectionDiagnostics {
-  undecodableOutputMessages = 0;
-  outputsAfterAbort = 0;
-  outputsAfterFinish = 0;
-  outputsForUnknownRequests = 0;
-  unknownUtilityReplies = 0;
+export class OutputDiagnostics {
+  readonly #counts: Omit<ConnectionDiagnosticsWire, "lastProtocolError"> = {
+    undecodableOutputMessages: 0,
+    outputsAfterAbort: 0,
+    outputsAfterFinish: 0,
+    outputsForUnknownRequests: 0,
+    unknownUtilityReplies: 0,
+  };
   #lastProtocolError: SerializedError | null = null;
   readonly #badMessageWarning = new RateLimitedWarning("VLLM_UNDECODABLE_OUTPUT");
   readonly #strayOutputWarning = new RateLimitedWarning("VLLM_STRAY_OUTPUT");
   readonly #utilityWarning = new RateLimitedWarning("VLLM_UNKNOWN_UTILITY_REPLY");
 
   badMessage(error: ProtocolError): void {
-    this.undecodableOutputMessages++;
+    this.#counts.undecodableOutputMessages++;
     this.#lastProtocolError = serializeError(error);
     this.#badMessageWarning.emit(
       `vllm-engine-core: dropped an undecodable engine output message: ${error.message}`,
@@ -30,21 +33,17 @@ export class ConnectionDiagnostics {
   }
 
   /** An output for a request id that is not live; `ended` says how the id ended, if it did lately. */
-  outputForInactiveRequest(
-    requestId: string,
-    ended: "aborted" | "finished" | undefined,
-    engineIndex: number,
-  ): void {
+  outputForInactiveRequest(requestId: string, ended: EndedHow | undefined, engineIndex: number): void {
     if (ended === "aborted") {
       // The engine had it in flight when the abort went out; vLLM drops these too.
-      this.outputsAfterAbort++;
+      this.#counts.outputsAfterAbort++;
     } else if (ended === "finished") {
-      this.outputsAfterFinish++;
+      this.#counts.outputsAfterFinish++;
       this.#strayOutputWarning.emit(
         `vllm-engine-core: engine ${engineIndex} sent an output for request ${JSON.stringify(requestId)} after its final output; it was dropped`,
       );
     } else {
-      this.outputsForUnknownRequests++;
+      this.#counts.outputsForUnknownRequests++;
       this.#strayOutputWarning.emit(
         `vllm-engine-core: engine ${engineIndex} sent an output for request ${JSON.stringify(requestId)}, which this connection does not know (never sent, or ended long ago); it was dropped`,
       );
@@ -52,7 +51,7 @@ export class ConnectionDiagnostics {
   }
 
   unknownUtilityReply(engineIndex: number, callId: bigint): void {
-    this.unknownUtilityReplies++;
+    this.#counts.unknownUtilityReplies++;
     this.#utilityWarning.emit(
       `vllm-engine-core: engine ${engineIndex} answered utility call ${callId}, which no caller is waiting for ` +
         "(already answered, rolled back, or never made by this client); the reply was dropped",
@@ -60,14 +59,7 @@ export class ConnectionDiagnostics {
   }
 
   snapshot(): ConnectionDiagnosticsWire {
-    return {
-      undecodableOutputMessages: this.undecodableOutputMessages,
-      outputsAfterAbort: this.outputsAfterAbort,
-      outputsAfterFinish: this.outputsAfterFinish,
-      outputsForUnknownRequests: this.outputsForUnknownRequests,
-      unknownUtilityReplies: this.unknownUtilityReplies,
-      lastProtocolError: this.#lastProtocolError,
-    };
+    return { ...this.#counts, lastProtocolError: this.#lastProtocolError };
   }
 
   close(): void {
