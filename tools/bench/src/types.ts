@@ -1,7 +1,6 @@
 // Result shapes of the bench scenarios (what results.json holds).
 import type { Summary } from "@vllm-engine-core/probe";
-import type { MemoryUsage } from "./consumer-protocol.js";
-import type { FastStreamsWindow } from "./fast-window.js";
+import type { SlowReaderOutcome } from "./consumer-protocol.js";
 import type { ProfileSummary } from "./profile.js";
 
 export interface ThreadCpu {
@@ -65,35 +64,16 @@ export interface SlowReaderRatios {
   engineStepsPerSec: number;
 }
 
-export interface SlowReaderMemory {
+/** What the consumer thread measured (SlowReaderOutcome), plus the scenario's settings and the derived figures. */
+export interface SlowReaderMemory extends SlowReaderOutcome {
   fastStreams: number;
   slowReadEveryMs: number;
   /** Length of the slow window. */
   durationMs: number;
   /** Length of each of the two baseline windows (before and after the slow one). */
   baselineMs: number;
-  /** Consumer-thread memory (and process RSS) once a second in the slow window, first and last at its edges. */
-  samples: MemoryUsage[];
-  /** The same in the baseline windows. */
-  baselineSamples: MemoryUsage[];
   rssStart: number;
   rssEnd: number;
-  /** Slow-stream tokens queued unread when the slow window closed. */
-  slowBufferedTokens: number;
-  /** Slow-stream tokens received in the slow window (read + queued at its end). */
-  slowTokens: number;
-  slowReads: number;
-  /** Fast-stream tokens received in the slow window. */
-  fastTokens: number;
-  /** Warm-up before the first window: its length, and whether the start-up backlog drained in time. */
-  warmup: { ms: number; settled: boolean; minMs: number; maxMs: number };
-  /** The fast streams per window; `baseline` pools the two baseline windows. */
-  fast: {
-    baselineBefore: FastStreamsWindow;
-    slow: FastStreamsWindow;
-    baselineAfter: FastStreamsWindow;
-    baseline: FastStreamsWindow;
-  };
   cpu: {
     baselineBefore: CpuReport | undefined;
     slow: CpuReport | undefined;

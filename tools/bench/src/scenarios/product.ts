@@ -203,20 +203,13 @@ export function productSlowReader(o: {
     const before = cpu["baseline-before"]?.report;
     const after = cpu["baseline-after"]?.report;
     return {
+      ...outcome,
       fastStreams: o.streams,
       slowReadEveryMs: o.slowReadEveryMs,
       durationMs: o.durationMs,
       baselineMs: o.baselineMs,
-      samples: outcome.samples,
-      baselineSamples: outcome.baselineSamples,
       rssStart: outcome.samples[0]?.rss ?? Number.NaN,
       rssEnd: outcome.samples.at(-1)?.rss ?? Number.NaN,
-      slowBufferedTokens: outcome.slowBufferedTokens,
-      slowTokens: outcome.slowTokens,
-      slowReads: outcome.slowReads,
-      fastTokens: outcome.fastTokens,
-      warmup: outcome.warmup,
-      fast,
       cpu: {
         baselineBefore: before,
         slow: cpu.slow?.report,
