@@ -62,7 +62,9 @@ function viewAs(bytes: Uint8Array, dtype: string, shape: readonly number[]): Ten
   }
   if (ctor === (Uint8Array as TypedCtor)) return bytes;
   if (bytes.byteOffset % size === 0) return new ctor(bytes.buffer, bytes.byteOffset, count);
-  const copy = bytes.slice();
+  // Copy into a fresh, offset-0 buffer. Not `bytes.slice()`: on a Node Buffer (what zeromq.js delivers)
+  // `slice` is a view, and `copy.buffer` would then be the whole frame (or the pooled slab).
+  const copy = new Uint8Array(bytes);
   return new ctor(copy.buffer, 0, count);
 }
 
