@@ -233,7 +233,9 @@ export function packOutput(output: EngineCoreOutput): EngineCoreOutput {
     kvTransferParams: packArgs(output.kvTransferParams) as EngineCoreOutput["kvTransferParams"],
   };
   if (output.ecTransferParams !== undefined) {
-    packed.ecTransferParams = packArgs(output.ecTransferParams) as NonNullable<EngineCoreOutput["ecTransferParams"]>;
+    packed.ecTransferParams = packArgs(output.ecTransferParams) as NonNullable<
+      EngineCoreOutput["ecTransferParams"]
+    >;
   }
   return packed;
 }

@@ -192,7 +192,10 @@ export class StructCodec<V, I> implements Codec<V, I> {
     this.runtimeLayouts = buildLayouts(name, kind, fields);
     this.layouts = this.runtimeLayouts;
     this.layoutOfRank = VLLM_VERSIONS.map(
-      (v) => this.runtimeLayouts.find((l) => versionRank(l.from) <= versionRank(v) && versionRank(v) <= versionRank(l.to))!,
+      (v) =>
+        this.runtimeLayouts.find(
+          (l) => versionRank(l.from) <= versionRank(v) && versionRank(v) <= versionRank(l.to),
+        )!,
     );
     this.pinned = this.layoutOfRank[versionRank(PINNED_VERSION)]!;
     this.fields = this.pinned.fields;

@@ -59,7 +59,10 @@ export const PrefillStatsCodec = mapStruct("PrefillStats", [
   optional("num_local_cached_tokens", "numLocalCachedTokens", INT, () => 0),
   optional("num_external_cached_tokens", "numExternalCachedTokens", INT, () => 0),
   // a287eb16 (#48535)
-  since("main", optional("num_cache_creation_tokens", "numCacheCreationTokens", INT, () => 0)),
+  since(
+    "main",
+    optional("num_cache_creation_tokens", "numCacheCreationTokens", INT, () => 0),
+  ),
 ] as const);
 
 export const PrefixCacheStatsCodec = mapStruct("PrefixCacheStats", [
@@ -80,7 +83,10 @@ export const SpecDecodingStatsCodec = mapStruct("SpecDecodingStats", [
   optional("num_accepted_tokens", "numAcceptedTokens", INT, () => 0),
   optional("num_accepted_tokens_per_pos", "numAcceptedTokensPerPos", INT_LIST, () => []),
   // 4ef4492e9 (#32374)
-  since("0.24", optional("num_draft_tokens_per_pos", "numDraftTokensPerPos", INT_LIST, () => [])),
+  since(
+    "0.24",
+    optional("num_draft_tokens_per_pos", "numDraftTokensPerPos", INT_LIST, () => []),
+  ),
 ] as const);
 
 /** vllm/v1/metrics/stats.py SchedulerIterationDetails (5a65ba5f, #46647): dataclass → map of all fields. */
@@ -108,7 +114,10 @@ export const SchedulerStatsCodec = mapStruct("SchedulerStats", [
   optional("current_wave", "currentWave", INT, () => 0),
   optional("kv_cache_usage", "kvCacheUsage", FLOAT, () => 0),
   // 5a65ba5f (#46647)
-  since("main", optional("iteration_details", "iterationDetails", nullable(SchedulerIterationDetailsCodec), none)),
+  since(
+    "main",
+    optional("iteration_details", "iterationDetails", nullable(SchedulerIterationDetailsCodec), none),
+  ),
   optional("prefix_cache_stats", "prefixCacheStats", PrefixCacheStatsCodec, () => ({
     reset: false,
     requests: 0,
