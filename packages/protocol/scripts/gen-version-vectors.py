@@ -90,6 +90,7 @@ STRUCT_FILES = {
 }
 ENUM_FILES = {"vllm/sampling_params.py": ["RequestOutputKind"], "vllm/v1/engine/__init__.py": ["FinishReason"]}
 HANDSHAKE_FILE = "vllm/v1/engine/core.py"
+COORDINATOR_FILE = "vllm/v1/engine/coordinator.py"
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -258,6 +259,19 @@ def parse_handshake_keys(source: str) -> dict[str, list[str]]:
     return keys
 
 
+def parse_request_counts(source: str) -> list[Any]:
+    """EngineState.request_counts' initial value: one engine's entry of the coordinator's publish."""
+    for node in ast.parse(source).body:
+        if isinstance(node, ast.ClassDef) and node.name == "EngineState":
+            for stmt in ast.walk(node):
+                target = stmt.target if isinstance(stmt, ast.AnnAssign) else (
+                    stmt.targets[0] if isinstance(stmt, ast.Assign) else None
+                )
+                if isinstance(target, ast.Attribute) and target.attr == "request_counts":
+                    return ast.literal_eval(stmt.value)
+    raise ValueError("EngineState.request_counts not found")
+
+
 class Revision:
     def __init__(self, mirror: Mirror, version: str, rev: str, label: str) -> None:
         self.version, self.rev, self.label = version, rev, label
@@ -277,6 +291,8 @@ class Revision:
         core = mirror.show(rev, HANDSHAKE_FILE) or ""
         self.blobs[HANDSHAKE_FILE] = mirror.blob(rev, HANDSHAKE_FILE)
         self.handshake = parse_handshake_keys(core)
+        self.blobs[COORDINATOR_FILE] = mirror.blob(rev, COORDINATOR_FILE)
+        self.request_counts = parse_request_counts(mirror.show(rev, COORDINATOR_FILE) or "")
 
     def struct(self, name: str) -> StructDef:
         return self.structs[name]
@@ -699,6 +715,32 @@ def handshake_vector(rev: Revision, name: str, msg: dict[str, Any], description:
     }
 
 
+def coordinator_publish_vector(rev: Revision) -> dict:
+    # DPCoordinatorProc.process_input_socket: msgspec.msgpack.encode((engine_req_counts_list,
+    # current_wave, engines_running)); each entry has EngineState.request_counts' shape.
+    template = rev.request_counts
+    samples = [[2, 1, 0.25], [0, 3, 0.5]]
+    counts = [[type(t)(x) for t, x in zip(template, sample)] for sample in samples]
+    msg = (counts, 3, True)
+    return {
+        "name": "coordinator.publish_counts",
+        "kind": "coordinator_publish",
+        "version": rev.version,
+        "description": f"DP coordinator -> frontends publish (counts, wave, engines_running) for 2 engines; "
+        f"each count entry has {len(template)} elements ([waiting, running"
+        + (", kv_cache_usage" if len(template) > 2 else "")
+        + "]).",
+        "frames_hex": [Encoder(rev).encode(msg).hex()],
+        "decoded": {"counts": counts, "wave": 3, "engines_running": True},
+        "layouts": {"EngineLoadCounts": ["waiting", "running", "kv_cache_usage"][: len(template)]},
+        "provenance": {
+            **provenance(rev, [COORDINATOR_FILE]),
+            "how": "the publish tuple of DPCoordinatorProc (entry shape read with ast from EngineState.request_counts), "
+            "packed with msgpack-python 1.0.3 as msgspec.msgpack.encode packs a tuple of lists.",
+        },
+    }
+
+
 def vectors_for(rev: Revision) -> list[dict]:
     v = rev.version
     out = [
@@ -769,6 +811,7 @@ def vectors_for(rev: Revision) -> list[dict]:
             "READY of a headless engine with data_parallel_size > 1 (parallel_config_hash added).",
         ),
     ]
+    out.append(coordinator_publish_vector(rev))
     if "get_weight_version" not in CORE_METHODS[rev.rev]:
         out.append(
             make_vector(
@@ -864,6 +907,8 @@ def msgspec_check(pin: Revision) -> dict[str, Any]:
         "coordinator.wave_complete_from_engine": "EngineCoreOutputs",
         "coordinator.start_wave_from_engine": "EngineCoreOutputs",
         "coordinator.request_counts_from_engine": "EngineCoreOutputs",
+        "coordinator.publish_counts": "dict",
+        "coordinator.publish_wave_state": "dict",
         "request.": "EngineCoreRequest",
         "input.add_request": "EngineCoreRequest",
         "input.registration": "EngineCoreReadyResponse",
@@ -935,6 +980,9 @@ def main() -> None:
                 + sys.version.split()[0]
                 + ")",
                 "real_msgspec": False,
+                "engine_methods": sorted(m for m in CORE_METHODS[rev.rev] if not m.startswith("_")),
+                "engine_methods_note": "public methods of EngineCore, EngineCoreProc and DPEngineCoreProc in "
+                "vllm/v1/engine/core.py at this revision (what a utility call can reach by getattr)",
                 "msgspec_check": check,
                 "format": "Each vector: name, kind (outputs | scheduler_stats | registration | request | "
                 "handshake_status), version, frames_hex (what the decoder is given: the payload; requests "
