@@ -134,3 +134,17 @@ export function compatibilityMarkdown(table: CompatibilityTable = compatibilityT
 function escapeCell(s: string): string {
   return s.replace(/\|/g, "\\|");
 }
+
+const START = "<!-- compat-table:start -->";
+const END = "<!-- compat-table:end -->";
+
+/** `doc` with the text between the compat-table markers replaced by the generated table. */
+export function withCompatibilityTable(
+  doc: string,
+  table: CompatibilityTable = compatibilityTable(),
+): string {
+  const start = doc.indexOf(START);
+  const end = doc.indexOf(END);
+  if (start < 0 || end < start) throw new Error(`no ${START} … ${END} block in the document`);
+  return `${doc.slice(0, start + START.length)}\n${compatibilityMarkdown(table)}${doc.slice(end)}`;
+}

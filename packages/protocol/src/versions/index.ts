@@ -7,6 +7,7 @@ export {
   type CompatibilityTable,
   compatibilityMarkdown,
   compatibilityTable,
+  withCompatibilityTable,
 } from "./compat.js";
 export { UTILITY_METHODS, type UtilityMethod, utilityAvailable, utilityMethod } from "./utilities.js";
 export {
