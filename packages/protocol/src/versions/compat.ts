@@ -115,20 +115,22 @@ const SECTION_TITLES: Readonly<Record<CompatibilitySection, string>> = {
   behaviour: "**Behaviour**",
 };
 
-/** The table as Markdown (one table, a heading row per section). */
+/** The table as Markdown (one table, a heading row per section), columns padded as biome formats them. */
 export function compatibilityMarkdown(table: CompatibilityTable = compatibilityTable()): string {
   const header = ["feature", ...table.columns.map((c) => c.label), "upstream change"];
-  const lines = [`| ${header.join(" | ")} |`, `|${header.map(() => "---").join("|")}|`];
+  const body: string[][] = [];
   let section: CompatibilitySection | undefined;
   for (const row of table.rows) {
     if (row.section !== section) {
       section = row.section;
-      const title = [SECTION_TITLES[section], ...table.columns.map(() => ""), ""];
-      lines.push(`| ${title.join(" | ")} |`);
+      body.push([SECTION_TITLES[section], ...table.columns.map(() => ""), ""]);
     }
-    lines.push(`| ${escapeCell(row.feature)} | ${row.cells.join(" | ")} | ${row.ref} |`);
+    body.push([escapeCell(row.feature), ...row.cells, row.ref]);
   }
-  return `${lines.join("\n")}\n`;
+  const widths = header.map((h, i) => Math.max(3, h.length, ...body.map((r) => r[i]!.length)));
+  const line = (cells: readonly string[]) => `| ${cells.map((c, i) => c.padEnd(widths[i]!)).join(" | ")} |`;
+  const rule = `| ${widths.map((w) => "-".repeat(w)).join(" | ")} |`;
+  return `${[line(header), rule, ...body.map(line)].join("\n")}\n`;
 }
 
 function escapeCell(s: string): string {
