@@ -86,7 +86,9 @@ STRUCT_FILES = {
     "vllm/v1/metrics/perf.py": ["PerfStats"],
     "vllm/config/kv_events.py": ["KVEventsConfig"],
     "vllm/lora/request.py": ["LoRARequest"],
-    "vllm/pooling_params.py": ["PoolingParams"],
+    "vllm/pooling_params.py": ["LateInteractionParams", "PoolingParams"],
+    "vllm/multimodal/inputs.py": ["PlaceholderRange", "MultiModalFeatureSpec"],
+    "vllm/v1/engine/utils.py": ["EngineZmqAddresses", "EngineHandshakeMetadata"],
 }
 ENUM_FILES = {"vllm/sampling_params.py": ["RequestOutputKind"], "vllm/v1/engine/__init__.py": ["FinishReason"]}
 HANDSHAKE_FILE = "vllm/v1/engine/core.py"
@@ -980,6 +982,8 @@ def main() -> None:
                 + sys.version.split()[0]
                 + ")",
                 "real_msgspec": False,
+                "struct_fields": {n: sd.names() for n, sd in sorted(rev.structs.items())},
+                "struct_fields_note": "every struct's fields in declaration order at this revision, parsed with ast",
                 "engine_methods": sorted(m for m in CORE_METHODS[rev.rev] if not m.startswith("_")),
                 "engine_methods_note": "public methods of EngineCore, EngineCoreProc and DPEngineCoreProc in "
                 "vllm/v1/engine/core.py at this revision (what a utility call can reach by getattr)",

@@ -35,6 +35,8 @@ import { type AnyCodec, CALL_ID } from "../src/schema/codec.js";
 import { StructCodec } from "../src/schema/struct.js";
 import {
   EngineCoreReadyResponseCodec,
+  EngineHandshakeMetadataCodec,
+  EngineZmqAddressesCodec,
   HandshakeStatusCodec,
   KVEventsConfigCodec,
 } from "../src/structs/handshake.js";
@@ -61,7 +63,12 @@ interface VersionVector {
 }
 
 interface VersionFile {
-  about: { version: VllmVersion; vllm_commit: string; engine_methods: string[] };
+  about: {
+    version: VllmVersion;
+    vllm_commit: string;
+    engine_methods: string[];
+    struct_fields: Record<string, string[]>;
+  };
   vectors: VersionVector[];
 }
 
@@ -234,7 +241,21 @@ const CODECS: Record<string, StructCodec<unknown, unknown>> = Object.fromEntries
   ].map((c) => [c.name, c as unknown as StructCodec<unknown, unknown>]),
 );
 /** Structs the codec keeps opaque (decoded as plain values), so they have no field table. */
-const OPAQUE = new Set(["KVCacheEvictionEvent", "CUDAGraphStat"]);
+const OPAQUE = new Set(["KVCacheEvictionEvent", "CUDAGraphStat", "PerfStats"]);
+/** Codec tables for the other structs each version file lists (BaseCacheStats is PrefixCacheStats' base). */
+const MORE_CODECS: Record<string, StructCodec<unknown, unknown>> = Object.fromEntries(
+  [
+    request.LoRARequestCodec,
+    request.PoolingParamsCodec,
+    request.LateInteractionParamsCodec,
+    request.MultiModalFeatureSpecCodec,
+    request.PlaceholderRangeCodec,
+    sampling.StructuredOutputsParamsCodec,
+    sampling.RepetitionDetectionParamsCodec,
+    EngineZmqAddressesCodec,
+    EngineHandshakeMetadataCodec,
+  ].map((c) => [c.name, c as unknown as StructCodec<unknown, unknown>]),
+);
 
 // --- tests ---------------------------------------------------------------------------------------------
 
@@ -298,6 +319,27 @@ describe("per-version vectors", () => {
       }
     });
   });
+});
+
+describe("field tables", () => {
+  it.each(Object.values(FILES).map((f) => [f.about.version, f] as const))(
+    "equal every struct as vLLM %s declares it",
+    (version, f) => {
+      for (const [struct, wires] of Object.entries(f.about.struct_fields)) {
+        if (OPAQUE.has(struct) || struct === "BaseCacheStats") continue;
+        const codec = CODECS[struct] ?? MORE_CODECS[struct];
+        expect(codec, `a codec for ${struct}`).toBeDefined();
+        expect(
+          codec!.fieldsAt(version).map((x) => x.wire),
+          `${struct} at ${version}`,
+        ).toEqual(wires);
+      }
+      // The base dataclass's fields come first in PrefixCacheStats (msgspec follows __dataclass_fields__).
+      expect(f.about.struct_fields.PrefixCacheStats!.slice(0, 4)).toEqual(
+        f.about.struct_fields.BaseCacheStats,
+      );
+    },
+  );
 });
 
 describe("layout chosen from the wire", () => {
