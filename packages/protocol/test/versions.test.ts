@@ -19,6 +19,7 @@ import {
   encodeEngineCoreOutputs,
   encodeHandshakeStatus,
   encodeReadyResponse,
+  engineVersionOf,
   Float64,
   MsgpackExt,
   ProtocolError,
@@ -417,6 +418,17 @@ describe("layout chosen from the wire", () => {
     expect(reported.map(versionFromVllmVersionString)).toEqual(["0.23", "0.24", "0.25", undefined]);
     expect(versionFromVllmVersionString("0.23.1rc0")).toBe("0.23");
     expect(versionFromVllmVersionString("0.26.0.dev12+gc67fe497a")).toBeUndefined();
+  });
+
+  it("the registration frame gives the engine's version: a lower bound from its keys, the release when known", () => {
+    const of = (ver: VllmVersion, name = "registration.typical") =>
+      engineVersionOf(decodeReadyResponse(fromHex(byName(ver, name).frames_hex[0]!)));
+    expect(of("0.22")).toEqual({ atLeast: "0.22", release: "0.22" });
+    expect(of("0.23")).toEqual({ atLeast: "0.23", release: "0.23" });
+    expect(of("0.24")).toEqual({ atLeast: "0.24", release: "0.24" });
+    expect(of("0.25")).toEqual({ atLeast: "0.24", release: "0.25" });
+    expect(of("main")).toEqual({ atLeast: "main", release: undefined });
+    expect(of("main", "registration.dp_rank1_kv_events")).toEqual({ atLeast: "main", release: undefined });
   });
 
   it("stats maps without the newer keys leave them absent", () => {
