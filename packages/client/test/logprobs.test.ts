@@ -12,16 +12,21 @@ import { Worker } from "node:worker_threads";
 import {
   expectedTokens,
   MOCK_VOCAB_SIZE,
+  type MockPromptLogprobs,
+  type MockSampleLogprobs,
   promptLogprobs,
   resolveNumLogprobs,
   sampleLogprobs,
 } from "@vllm-engine-core/mock-engine";
+import type { LogprobsLists, LogprobsTensors, Tensor } from "@vllm-engine-core/protocol";
 import { afterEach, describe, expect, it } from "vitest";
 import type { CallRequest, EngineCoreClient, EngineCoreOutput } from "../src/index.js";
 import { connectToMockEngine, type Harness } from "./helpers.js";
 
 const fixture = (name: string) => fileURLToPath(new URL(`./fixtures/${name}`, import.meta.url));
 const V = MOCK_VOCAB_SIZE;
+/** Far more steps than the main thread's requests need; the test stops these streams itself. */
+const OPEN_MAX_TOKENS = 4000;
 
 let harness: Harness | undefined;
 afterEach(async () => {
@@ -32,7 +37,8 @@ afterEach(async () => {
 interface Ask {
   id: string;
   prompt: number[];
-  maxTokens: number;
+  /** "open": the request runs until the main thread's requests are done (worker requests only). */
+  maxTokens: number | "open";
   logprobs?: number;
   promptLogprobs?: number;
 }
@@ -49,7 +55,7 @@ function callRequest(ask: Ask): CallRequest {
     requestId: ask.id,
     promptTokenIds: ask.prompt,
     samplingParams: {
-      maxTokens: ask.maxTokens,
+      maxTokens: ask.maxTokens === "open" ? OPEN_MAX_TOKENS : ask.maxTokens,
       ...(ask.logprobs !== undefined ? { logprobs: ask.logprobs } : {}),
       ...(ask.promptLogprobs !== undefined ? { promptLogprobs: ask.promptLogprobs } : {}),
     },
@@ -68,7 +74,7 @@ async function consume(client: EngineCoreClient, ask: Ask): Promise<Seen> {
 
 /**
  * Starts `onWorker` on a worker thread attached to the connection; once the first of them produced an
- * output, starts `onMain` here. The worker's requests should be long enough to outlive the main ones.
+ * output, starts `onMain` here; when those are done, stops the worker's "open" requests.
  */
 async function runOnTwoThreads(
   client: EngineCoreClient,
@@ -76,7 +82,10 @@ async function runOnTwoThreads(
   onWorker: Ask[],
 ): Promise<{ main: Seen[]; worker: Seen[] }> {
   const worker = new Worker(fixture("logprobs-worker.mjs"), {
-    workerData: { handle: client.handle, requests: onWorker.map(callRequest) },
+    workerData: {
+      handle: client.handle,
+      requests: onWorker.map((ask) => ({ request: callRequest(ask), open: ask.maxTokens === "open" })),
+    },
     execArgv: [], // plain Node resolution (built dist), not the test runner's source condition
   });
   const exited = new Promise((resolve) => worker.once("exit", resolve));
@@ -90,6 +99,7 @@ async function runOnTwoThreads(
     if (started.type !== "started") throw new Error(`worker: ${started.message ?? started.type}`);
     const done = next();
     const main = await Promise.all(onMain.map((ask) => consume(client, ask)));
+    worker.postMessage("stop");
     const report = await done;
     if (report.type !== "done") throw new Error(`worker: ${report.message ?? report.type}`);
     return { main, worker: report.results! };
@@ -99,10 +109,38 @@ async function runOnTwoThreads(
   }
 }
 
+function bytesOf(data: Tensor["data"]): Buffer {
+  return Buffer.from(data.buffer, data.byteOffset, data.byteLength);
+}
+
+/** dtype, shape, element type and every element (bitwise: a byte compare, fast on whole-vocabulary rows). */
+function expectSameTensor(actual: Tensor, expected: Tensor, where: string): void {
+  const describe = (t: Tensor) => ({ dtype: t.dtype, shape: t.shape, type: t.data.constructor.name });
+  expect(describe(actual), where).toEqual(describe(expected));
+  if (bytesOf(actual.data).equals(bytesOf(expected.data))) return;
+  const i = actual.data.findIndex((v: number | bigint, k: number) => v !== expected.data[k]);
+  expect.fail(`${where}: element ${i} is ${actual.data[i]}, the engine sent ${expected.data[i]}`);
+}
+
+function expectSameLogprobs(
+  actual: LogprobsLists | LogprobsTensors | null,
+  expected: MockSampleLogprobs | MockPromptLogprobs,
+  where: string,
+): void {
+  expect(actual, where).not.toBeNull();
+  const a = actual as unknown as Record<string, unknown>;
+  const e = expected as unknown as Record<string, Tensor>;
+  expect(Object.keys(a).sort(), where).toEqual([...Object.keys(e), "cuNumGeneratedTokens"].sort());
+  for (const key of Object.keys(e)) expectSameTensor(a[key] as Tensor, e[key]!, `${where} ${key}`);
+  expect(a.cuNumGeneratedTokens, where).toBeNull();
+}
+
 /** Checks every value the caller received for `ask` against the mock engine's rule. */
 function checkRequest(ask: Ask, seen: Seen, batchWidths: readonly number[]): void {
   const tokens = seen.outputs.flatMap((o) => o.newTokenIds);
-  expect(tokens).toEqual(expectedTokens(ask.id, ask.prompt, ask.maxTokens));
+  if (ask.maxTokens === "open") expect(tokens.length).toBeGreaterThan(0);
+  const count = ask.maxTokens === "open" ? tokens.length : ask.maxTokens;
+  expect(tokens).toEqual(expectedTokens(ask.id, ask.prompt, count));
   let position = 0;
   seen.outputs.forEach((output, i) => {
     const where = `${ask.id} output ${i}`;
@@ -117,16 +155,11 @@ function checkRequest(ask: Ask, seen: Seen, batchWidths: readonly number[]): voi
         batchWidths.filter((k) => k >= resolveNumLogprobs(ask.logprobs!)),
         where,
       ).toContain(width);
-      expect(lists, where).toEqual({
-        ...sampleLogprobs(ask.id, position, output.newTokenIds, width),
-        cuNumGeneratedTokens: null,
-      });
+      expectSameLogprobs(lists, sampleLogprobs(ask.id, position, output.newTokenIds, width), where);
     }
     if (ask.promptLogprobs !== undefined && i === 0) {
-      expect(output.newPromptLogprobsTensors, where).toEqual({
-        ...promptLogprobs(ask.id, ask.prompt, resolveNumLogprobs(ask.promptLogprobs)),
-        cuNumGeneratedTokens: null,
-      });
+      const expected = promptLogprobs(ask.id, ask.prompt, resolveNumLogprobs(ask.promptLogprobs));
+      expectSameLogprobs(output.newPromptLogprobsTensors, expected, where);
     } else {
       expect(output.newPromptLogprobsTensors, where).toBeNull();
     }
@@ -153,7 +186,7 @@ describe("logprobs through EngineCoreClient", () => {
         { id: "inline-a", prompt: [3, 1, 4, 1, 5], maxTokens: 6, logprobs: 1, promptLogprobs: 2 },
         { id: "inline-b", prompt: [2, 7], maxTokens: 5, logprobs: 0, promptLogprobs: 0 },
       ],
-      [{ id: "inline-w", prompt: [9, 9, 8], maxTokens: 64, logprobs: 3, promptLogprobs: 1 }],
+      [{ id: "inline-w", prompt: [9, 9, 8], maxTokens: "open", logprobs: 3, promptLogprobs: 1 }],
     );
   });
 
@@ -171,7 +204,7 @@ describe("logprobs through EngineCoreClient", () => {
         // -1 widens every logprobs request of the steps it runs in to the whole vocabulary.
         { id: "aux-vocab", prompt: [1, 2], maxTokens: 2, logprobs: -1 },
       ],
-      [{ id: "aux-w", prompt: [4, 4, 4, 4], maxTokens: 64, logprobs: 100, promptLogprobs: 70 }],
+      [{ id: "aux-w", prompt: [4, 4, 4, 4], maxTokens: "open", logprobs: 100, promptLogprobs: 70 }],
     );
   });
 
@@ -185,8 +218,8 @@ describe("logprobs through EngineCoreClient", () => {
         { id: "mix-p-only", prompt: [12, 13, 14, 15, 16], maxTokens: 4, promptLogprobs: 70 },
       ],
       [
-        { id: "mix-w-none", prompt: [1], maxTokens: 64 },
-        { id: "mix-w-k4", prompt: [2, 3], maxTokens: 64, logprobs: 4, promptLogprobs: 0 },
+        { id: "mix-w-none", prompt: [1], maxTokens: "open" },
+        { id: "mix-w-k4", prompt: [2, 3], maxTokens: "open", logprobs: 4, promptLogprobs: 0 },
         { id: "mix-w-k90", prompt: [4, 5, 6], maxTokens: 20, logprobs: 90 },
       ],
     );
