@@ -10,6 +10,16 @@ export {
   startMockEngine,
 } from "./launcher.js";
 export {
+  expectedLogprobsRow,
+  type LogprobsKind,
+  type LogprobsRow,
+  type MockPromptLogprobs,
+  type MockSampleLogprobs,
+  promptLogprobs,
+  resolveNumLogprobs,
+  sampleLogprobs,
+} from "./logprobs.js";
+export {
   type MockEngineFaults,
   type MockEngineOptions,
   MockEngineOptionsError,
