@@ -1,5 +1,6 @@
 // Programmatic API of the mock engine (launcher side: never loads zeromq).
 export type { MockEngineEvent, MockEngineEventName } from "./events.js";
+export { ipcSocketPath, removeStaleIpcFiles } from "./ipc-files.js";
 export {
   MockEngineExitedError,
   MockEngineNotBuiltError,

@@ -9,9 +9,11 @@
 import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { FinishReason } from "@vllm-engine-core/client";
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
+import { ipcAddress, removeIpcFiles } from "../src/harness.ts";
 
 const fixture = fileURLToPath(new URL("./fixtures/garbage-frame.mjs", import.meta.url));
+afterEach(() => removeIpcFiles());
 
 interface GarbageReport {
   results: {
@@ -32,7 +34,9 @@ interface GarbageReport {
 
 describe("bad output traffic", () => {
   it("an undecodable output frame: counted with its ProtocolError, warned once, no stream is affected", async () => {
-    const child = spawn(process.execPath, [fixture], { stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(process.execPath, [fixture, ipcAddress("garbage")], {
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     let stdout = "";
     let stderr = "";
     child.stdout.on("data", (d) => {
