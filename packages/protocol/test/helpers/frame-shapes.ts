@@ -71,10 +71,17 @@ function unalignedViews(frames: readonly Uint8Array[], k: number): Uint8Array[] 
   });
 }
 
-export const PLAIN_SHAPE: FrameShape = {
-  name: "Uint8Array",
-  make: (frames) => frames.map((f) => new Uint8Array(f)),
-};
+/** A plain Uint8Array owning exactly its bytes (the frame itself when it already is one). */
+function plainArray(bytes: Uint8Array): Uint8Array {
+  const own =
+    Object.getPrototypeOf(bytes) === Uint8Array.prototype &&
+    bytes.byteOffset === 0 &&
+    bytes.byteLength === bytes.buffer.byteLength &&
+    bytes.buffer instanceof ArrayBuffer;
+  return own ? bytes : new Uint8Array(bytes);
+}
+
+export const PLAIN_SHAPE: FrameShape = { name: "Uint8Array", make: (frames) => frames.map(plainArray) };
 
 export const FRAME_SHAPES: readonly FrameShape[] = [
   PLAIN_SHAPE,
@@ -97,50 +104,50 @@ type Outcome<T> = { ok: true; value: T } | { ok: false; error: unknown };
  * Uint8Array), same key order, typed arrays byte for byte, NaN equal to NaN, 0 different from -0.
  */
 export function firstDifference(a: unknown, b: unknown, path = "value"): string | undefined {
+  const d = difference(a, b);
+  return d === undefined ? undefined : `${path}${d}`;
+}
+
+/** The difference as "<path below here>: <what>"; paths are only built for a difference (this runs a lot). */
+function difference(a: unknown, b: unknown): string | undefined {
   if (Object.is(a, b)) return undefined;
   if (typeof a !== "object" || typeof b !== "object" || a === null || b === null) {
-    return `${path}: ${describe(a)} vs ${describe(b)}`;
+    return `: ${describe(a)} vs ${describe(b)}`;
   }
   if (Object.getPrototypeOf(a) !== Object.getPrototypeOf(b)) {
-    return `${path}: ${a.constructor?.name} vs ${b.constructor?.name}`;
+    return `: ${a.constructor?.name} vs ${b.constructor?.name}`;
   }
   if (ArrayBuffer.isView(a)) {
     const x = new Uint8Array(a.buffer, a.byteOffset, a.byteLength);
     const bv = b as ArrayBufferView;
     const y = new Uint8Array(bv.buffer, bv.byteOffset, bv.byteLength);
-    if (x.length !== y.length) return `${path}: ${x.length} bytes vs ${y.length} bytes`;
-    for (let i = 0; i < x.length; i++) if (x[i] !== y[i]) return `${path}: byte ${i} differs`;
+    if (x.length !== y.length) return `: ${x.length} bytes vs ${y.length} bytes`;
+    for (let i = 0; i < x.length; i++) if (x[i] !== y[i]) return `: byte ${i} differs`;
     return undefined;
   }
   if (Array.isArray(a)) {
     const bb = b as unknown[];
-    if (a.length !== bb.length) return `${path}: length ${a.length} vs ${bb.length}`;
+    if (a.length !== bb.length) return `: length ${a.length} vs ${bb.length}`;
     for (let i = 0; i < a.length; i++) {
-      const d = firstDifference(a[i], bb[i], `${path}[${i}]`);
-      if (d !== undefined) return d;
+      const d = difference(a[i], bb[i]);
+      if (d !== undefined) return `[${i}]${d}`;
     }
     return undefined;
   }
   if (a instanceof Map || a instanceof Set) {
-    const x = [...a.entries()];
-    const y = [...(b as Map<unknown, unknown>).entries()];
-    return firstDifference(x, y, `${path}(entries)`);
+    const d = difference([...a.entries()], [...(b as Map<unknown, unknown>).entries()]);
+    return d === undefined ? undefined : `(entries)${d}`;
   }
   if (a instanceof Error) {
     const e = b as Error;
-    if (a.name !== e.name || a.message !== e.message) return `${path}: "${a.message}" vs "${e.message}"`;
+    if (a.name !== e.name || a.message !== e.message) return `: "${a.message}" vs "${e.message}"`;
   }
   const ka = Object.keys(a);
   const kb = Object.keys(b);
-  const keys = firstDifference(ka, kb, `${path}(keys)`);
-  if (keys !== undefined) return keys;
+  if (ka.length !== kb.length || ka.some((k, i) => k !== kb[i])) return `: keys [${ka}] vs [${kb}]`;
   for (const k of ka) {
-    const d = firstDifference(
-      (a as Record<string, unknown>)[k],
-      (b as Record<string, unknown>)[k],
-      `${path}.${k}`,
-    );
-    if (d !== undefined) return d;
+    const d = difference((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k]);
+    if (d !== undefined) return `.${k}${d}`;
   }
   return undefined;
 }
@@ -262,11 +269,18 @@ export const {
   decodeFrames,
 } = everyShape;
 
-/** Names of the public decoders this module wraps (the guard test checks the package exports no others). */
+/** Names of the public decoders this module wraps. */
 export const WRAPPED_DECODERS: readonly string[] = [
   ...Object.keys(frameDecoders),
   ...Object.keys(payloadDecoders),
 ];
+
+/** An export of the package that reads frames: what a test must not call except through this module. */
+export const isDecoderName = (name: string): boolean =>
+  /^decode[A-Z]/.test(name) || name === "engineIndexFromIdentity" || name === "isEngineCoreDead";
+
+/** Every decoder the package exports (the guard test checks each one is wrapped here). */
+export const PUBLIC_DECODERS: readonly string[] = Object.keys(protocol).filter(isDecoderName);
 
 /**
  * For assertions about each shape (decoded values, zero-copy views): decode a message in every shape and
