@@ -28,7 +28,7 @@ async function connectedToOneRawEngine() {
   return { w, engine };
 }
 
-const values = (t: Tensor) => [...(t.data as ArrayLike<number | bigint>)];
+const values = (t: Tensor) => Array.from(t.data as ArrayLike<number | bigint>);
 
 describe("tensors received over a socket", () => {
   it("inline logprobs at unaligned offsets and an aux-frame tensor decode to exactly what the engine sent", async () => {
