@@ -1,12 +1,6 @@
 // Message framing helpers: type bytes, identities, the dead sentinel, handshake and coordinator payloads.
 import { describe, expect, it } from "vitest";
 import {
-  decodeCoordinatorPublish,
-  decodeFrontendWakeup,
-  decodeHandshakeInit,
-  decodeHandshakeStatus,
-  decodeInputMessage,
-  decodeOutputMessage,
   ENGINE_CORE_DEAD,
   encodeAbortRequest,
   encodeCoordinatorPublish,
@@ -17,14 +11,22 @@ import {
   encodeStartDpWave,
   encodeUtilityCall,
   engineIdentity,
-  engineIndexFromIdentity,
   FinishReason,
   finishReasonName,
-  isEngineCoreDead,
   ProtocolError,
   RequestType,
   VLLM_REVISION,
 } from "../src/index.js";
+import {
+  decodeCoordinatorPublish,
+  decodeFrontendWakeup,
+  decodeHandshakeInit,
+  decodeHandshakeStatus,
+  decodeInputMessage,
+  decodeOutputMessage,
+  engineIndexFromIdentity,
+  isEngineCoreDead,
+} from "./helpers/frame-shapes.js";
 
 const hex = (b: Uint8Array) => Buffer.from(b).toString("hex");
 
