@@ -122,8 +122,9 @@ export const arg = {
       return loraRequestValue(value);
     } catch (error) {
       if (!(error instanceof ProtocolError)) throw error;
-      const where = error.field === undefined ? field : `${field}: ${error.field}`;
-      return invalid(where, error.detail);
+      // "LoRARequest.lora_int_id" → "addLora(lora).lora_int_id" (vLLM's field names).
+      const path = error.field?.startsWith(error.struct) ? error.field.slice(error.struct.length) : "";
+      return invalid(`${field}${path}`, error.detail);
     }
   },
 };
