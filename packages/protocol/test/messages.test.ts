@@ -104,7 +104,8 @@ describe("input messages", () => {
     // array_like ignores omit_defaults: all 7 fields are written.
     const python = {
       defaults: "940007a86164645f6c6f72619197a9616461707465722d6103a82f6c6f7261732f61c0c0c2c2",
-      everyField: "940007a86164645f6c6f72619197a9616461707465722d6204a82f6c6f7261732f62a46261736581a16b01c3c3",
+      everyField:
+        "940007a86164645f6c6f72619197a9616461707465722d6204a82f6c6f7261732f62a46261736581a16b01c3c3",
     };
     const defaults = loraRequestValue({ loraName: "adapter-a", loraIntId: 3, loraPath: "/loras/a" });
     expect(defaults).toEqual(["adapter-a", 3, "/loras/a", null, null, false, false]);
