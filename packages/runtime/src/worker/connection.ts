@@ -241,6 +241,7 @@ export class ConnectionService implements EngineOutputSink {
         call.frames = encodeUtilityCall({ clientIndex: this.clientIndex, callId, method, args });
       }
     } catch (error) {
+      // An argument could not be encoded: nothing was sent.
       for (const call of calls) this.utilities.delete(call.callId);
       throw error;
     }
