@@ -44,7 +44,7 @@ export {
   type OutputMessage,
 } from "./messages/output.js";
 export { DEFAULT_AUX_THRESHOLD, type EncodeOptions } from "./messages/run.js";
-export { decodeValue, encodeValue } from "./messages/value.js";
+export { decodeValue, encodeValue, loraRequestValue } from "./messages/value.js";
 export { Float64, MsgpackExt } from "./msgpack/values.js";
 export { PINNED_VLLM_COMMIT, VLLM_REVISION } from "./revision.js";
 export type { Tensor, TensorData } from "./schema/tensor.js";

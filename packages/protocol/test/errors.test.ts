@@ -25,6 +25,7 @@ import {
   UnexpectedEngineIdentityError,
   UnexpectedHandshakeMessageError,
   UtilityCallError,
+  UtilityTimeoutError,
   VllmEngineCoreError,
 } from "../src/index.js";
 
@@ -102,6 +103,11 @@ const samples: [VllmEngineCoreError, string, Record<string, unknown>][] = [
     new InconsistentUtilityResultsError({ method: "is_sleeping", results: [true, false] }),
     "INCONSISTENT_UTILITY_RESULTS",
     { results: [true, false] },
+  ],
+  [
+    new UtilityTimeoutError({ method: "sleep", engineIndices: [1, 3], timeoutMs: 250 }),
+    "UTILITY_TIMEOUT",
+    { method: "sleep", engineIndices: [1, 3], timeoutMs: 250 },
   ],
   [new RequestStreamClosedError({ requestId: "r2" }), "REQUEST_STREAM_CLOSED", { requestId: "r2" }],
   [new ConnectAbortedError(), "CONNECT_ABORTED", {}],

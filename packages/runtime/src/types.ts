@@ -47,6 +47,11 @@ export interface ConnectionDiagnostics {
   outputsForUnknownRequests: number;
   /** Utility replies for a call id nobody waits for (or from another engine than the one called); dropped. */
   unknownUtilityReplies: number;
+  /**
+   * Utility replies that came after their call timed out or was aborted (`timeoutMs` / `signal`); dropped,
+   * never delivered to another call. Expected after a timeout, so not logged.
+   */
+  lateUtilityReplies: number;
   /** Why the latest undecodable message was rejected, or null. */
   lastProtocolError: ProtocolError | null;
 }
@@ -57,6 +62,12 @@ export interface RequestSink {
   outputs(batch: EngineCoreOutput[], meta: { engineIndex: number; timestamp: number }): void;
   /** EngineDeadError / RuntimeCrashedError / ClientClosedError / RequestStreamClosedError. Called at most once. */
   fail(error: Error): void;
+}
+
+/** Bounds of one utility call. Without either it waits as long as the engines take (like vLLM). */
+export interface UtilityCallOptions {
+  signal?: AbortSignal | undefined;
+  timeoutMs?: number | undefined;
 }
 
 export interface RuntimeConnection {
@@ -73,10 +84,16 @@ export interface RuntimeConnection {
    * threads always get that final ABORT output.
    */
   abort(requestIds: readonly string[], options?: { notify?: boolean }): Promise<string[]>;
-  /** Calls `method` on every engine; one result per engine, in engine order. */
+  /**
+   * Calls `method` on every engine; one result per engine, in engine order. With `timeoutMs` (a positive
+   * finite number of ms, at most 2^31 - 1) it rejects with UtilityTimeoutError when some engine has not
+   * answered by then; with `signal` it rejects with the signal's reason when aborted. Either way the call is
+   * forgotten and a later reply is dropped (`lateUtilityReplies`).
+   */
   callUtility(
     method: string,
     args: readonly unknown[],
+    options?: UtilityCallOptions,
   ): Promise<{ engineIndex: number; output: UtilityOutput }[]>;
   /** Counters of dropped output messages (see ConnectionDiagnostics). */
   diagnostics(): Promise<ConnectionDiagnostics>;

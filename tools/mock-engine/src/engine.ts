@@ -321,9 +321,36 @@ export class MockEngineCore implements UtilityHost {
       reply({ ok: false, failureMessage: "Server shutting down" });
       return;
     }
-    const outcome = invokeUtility(this, method, args);
-    if (outcome instanceof Promise) void outcome.then(reply);
-    else reply(outcome);
+    const run = () => {
+      const outcome = invokeUtility(this, method, args);
+      if (outcome instanceof Promise) void outcome.then(reply);
+      else reply(outcome);
+    };
+    const delayMs = this.#utilityDelay(method);
+    if (delayMs === 0) {
+      run();
+      return;
+    }
+    // Fault: a busy or hung engine answers late (or, past the engine's end, never).
+    logEvent({
+      event: "fault",
+      kind: "utility-delay",
+      engineIndex: this.engineIndex,
+      method,
+      callId,
+      delayMs,
+    });
+    void this.#sleep(delayMs).then(() => {
+      if (!this.#stopping && !this.#ended) run();
+    });
+  }
+
+  #utilityDelay(method: string): number {
+    const { utilityDelayMs, utilityDelayMethods, utilityDelayEngines } = this.#options.faults;
+    if (utilityDelayMs === undefined) return 0;
+    if (utilityDelayMethods !== undefined && !utilityDelayMethods.includes(method)) return 0;
+    if (utilityDelayEngines !== undefined && !utilityDelayEngines.includes(this.engineIndex)) return 0;
+    return utilityDelayMs;
   }
 
   // ---- UtilityHost -------------------------------------------------------------------------------------

@@ -285,6 +285,30 @@ export class InconsistentUtilityResultsError extends VllmEngineCoreError {
   }
 }
 
+/**
+ * A utility call got no answer from some engines within the caller's `timeoutMs`. The call was forgotten:
+ * a reply that arrives later is dropped (counted in `diagnostics().lateUtilityReplies`).
+ */
+export class UtilityTimeoutError extends VllmEngineCoreError {
+  override readonly name = "UtilityTimeoutError";
+  readonly code = "UTILITY_TIMEOUT" as const;
+  readonly method: string;
+  /** The engines that had not answered when the timeout fired. */
+  readonly engineIndices: number[];
+  readonly timeoutMs: number;
+  constructor(options: { method: string; engineIndices: readonly number[]; timeoutMs: number }) {
+    const engines = options.engineIndices;
+    super(
+      `Utility call "${options.method}" got no answer from engine${engines.length === 1 ? "" : "s"} ${engines.join(", ")} ` +
+        `within ${options.timeoutMs} ms. The engine may be hung or busy with a long step; check its health and logs, ` +
+        "or pass a larger timeoutMs (a reply that still arrives is dropped).",
+    );
+    this.method = options.method;
+    this.engineIndices = [...engines];
+    this.timeoutMs = options.timeoutMs;
+  }
+}
+
 /** The output stream of a request was closed before it finished. */
 export class RequestStreamClosedError extends VllmEngineCoreError {
   override readonly name = "RequestStreamClosedError";

@@ -15,6 +15,7 @@ import {
   type SerializedError,
   serializeError,
   type UtilityOutput,
+  UtilityTimeoutError,
 } from "@vllm-engine-core/protocol";
 import type { RuntimeConnectConfig } from "../config.js";
 import {
@@ -53,6 +54,15 @@ interface PendingUtility {
 
 type SubmitBody = Extract<CallBody, { t: "submit" }>;
 
+/** The caller's bounds of one utility call (see RuntimeConnection.callUtility). */
+export interface UtilityBounds {
+  timeoutMs?: number | null;
+  signal?: AbortSignal;
+}
+
+/** Utility calls that timed out or were aborted lately (call id → engine), so late replies are told apart. */
+const RECENTLY_CANCELLED_CALLS = 4_096;
+
 export class ConnectionService implements EngineOutputSink {
   readonly id: string;
   readonly info: ConnectionInfoWire;
@@ -70,6 +80,7 @@ export class ConnectionService implements EngineOutputSink {
   private nextCallId = 1n;
   private readonly diag = new OutputDiagnostics();
   private readonly ended = new RecentlyEnded();
+  private readonly cancelledCalls = new RecentlyEnded<bigint, number>(RECENTLY_CANCELLED_CALLS);
   private health: SerializedError | null = null;
   private adopted = false;
   private closed = false;
@@ -204,6 +215,7 @@ export class ConnectionService implements EngineOutputSink {
     peer: ThreadPeer,
     method: string,
     packedArgs: unknown[],
+    bounds: UtilityBounds = {},
   ): Promise<{ engineIndex: number; output: UtilityOutput }[]> {
     this.assertAttached(peer);
     const dead = this.engines.find((engine) => engine.dead !== undefined);
@@ -228,20 +240,81 @@ export class ConnectionService implements EngineOutputSink {
         calls.push(call);
         call.frames = encodeUtilityCall({ clientIndex: this.clientIndex, callId, method, args });
       }
-      // Phase 2: send to every engine.
-      await Promise.all(calls.map((call) => this.io.send(call.engine.index, call.frames)));
     } catch (error) {
-      // Roll back: replies to calls that did reach an engine are dropped.
+      // An argument could not be encoded: nothing was sent.
       for (const call of calls) this.utilities.delete(call.callId);
       throw error;
     }
-    // Phase 3: every engine's answer, in engine order.
-    const outputs = await Promise.all(calls.map((call) => call.result));
+    const answered = async () => {
+      // Phase 2: send to every engine.
+      try {
+        await Promise.all(calls.map((call) => this.io.send(call.engine.index, call.frames)));
+      } catch (error) {
+        // Roll back: replies to calls that did reach an engine are dropped.
+        for (const call of calls) this.utilities.delete(call.callId);
+        throw error;
+      }
+      // Phase 3: every engine's answer, in engine order.
+      return Promise.all(calls.map((call) => call.result));
+    };
+    const outputs = await this.bounded(answered(), method, calls, bounds);
     // Results may hold Float64/MsgpackExt, which structured clone would flatten.
     return calls.map((call, i) => ({
       engineIndex: call.engine.index,
       output: packArgs(outputs[i]!) as UtilityOutput,
     }));
+  }
+
+  /**
+   * `work`, unless the caller's timeout fires or its signal aborts first: then the calls still pending are
+   * forgotten (their call ids remembered, so a reply that still comes is counted as late) and the call
+   * rejects with UtilityTimeoutError naming the engines that had not answered, or the signal's reason.
+   */
+  private bounded<T>(
+    work: Promise<T>,
+    method: string,
+    calls: readonly { engine: EngineState; callId: bigint }[],
+    bounds: UtilityBounds,
+  ): Promise<T> {
+    const { timeoutMs, signal } = bounds;
+    if ((timeoutMs === undefined || timeoutMs === null) && signal === undefined) return work;
+    return new Promise<T>((resolve, reject) => {
+      let timer: NodeJS.Timeout | undefined;
+      const settled = () => {
+        clearTimeout(timer);
+        signal?.removeEventListener("abort", onAbort);
+      };
+      const giveUp = (error: unknown) => {
+        settled();
+        for (const call of calls) {
+          if (this.utilities.delete(call.callId)) this.cancelledCalls.add(call.callId, call.engine.index);
+        }
+        work.catch(() => {});
+        reject(error);
+      };
+      const onAbort = () => giveUp(signal!.reason);
+      if (signal?.aborted) {
+        onAbort();
+        return;
+      }
+      signal?.addEventListener("abort", onAbort, { once: true });
+      if (timeoutMs !== undefined && timeoutMs !== null) {
+        timer = setTimeout(() => {
+          const silent = calls.filter((call) => this.utilities.has(call.callId)).map((c) => c.engine.index);
+          giveUp(new UtilityTimeoutError({ method, engineIndices: silent, timeoutMs }));
+        }, timeoutMs);
+      }
+      work.then(
+        (value) => {
+          settled();
+          resolve(value);
+        },
+        (error: unknown) => {
+          settled();
+          reject(error);
+        },
+      );
+    });
   }
 
   diagnostics(peer: ThreadPeer): ConnectionDiagnosticsWire {
@@ -405,6 +478,12 @@ export class ConnectionService implements EngineOutputSink {
 
   private resolveUtility(engineIndex: number, output: UtilityOutput): void {
     const pending = this.utilities.get(output.callId);
+    if (pending === undefined && this.cancelledCalls.get(output.callId) === engineIndex) {
+      // Its caller gave up (timeout or abort): expected, dropped.
+      this.cancelledCalls.delete(output.callId);
+      this.diag.lateUtilityReply();
+      return;
+    }
     if (pending === undefined || pending.engine.index !== engineIndex) {
       this.diag.unknownUtilityReply(engineIndex, output.callId);
       return;

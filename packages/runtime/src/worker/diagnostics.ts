@@ -18,6 +18,7 @@ export class OutputDiagnostics {
     outputsAfterFinish: 0,
     outputsForUnknownRequests: 0,
     unknownUtilityReplies: 0,
+    lateUtilityReplies: 0,
   };
   #lastProtocolError: SerializedError | null = null;
   readonly #badMessageWarning = new RateLimitedWarning("VLLM_UNDECODABLE_OUTPUT");
@@ -56,6 +57,11 @@ export class OutputDiagnostics {
       `vllm-engine-core: engine ${engineIndex} answered utility call ${callId}, which no caller is waiting for ` +
         "(already answered, rolled back, or never made by this client); the reply was dropped",
     );
+  }
+
+  /** A reply to a utility call whose caller gave up (timeout, abort): expected, so not logged. */
+  lateUtilityReply(): void {
+    this.#counts.lateUtilityReplies++;
   }
 
   snapshot(): ConnectionDiagnosticsWire {

@@ -70,6 +70,9 @@ export class RuntimeService {
     switch (message.t) {
       case "cancel":
         peer.connects.get(message.id)?.abort(new ConnectAbortedError({ detail: "cancelled by the caller" }));
+        peer.utilityCalls
+          .get(message.id)
+          ?.abort(new ClientClosedError({ detail: "the caller aborted the call" }));
         return;
       case "adopt":
         this.connections.get(message.connectionId)?.adopt();
@@ -98,7 +101,7 @@ export class RuntimeService {
       case "abort":
         return connection.abort(peer, call.requestIds);
       case "utility":
-        return connection.callUtility(peer, call.method, call.args);
+        return this.callUtility(peer, connection, call);
       case "diagnostics":
         return connection.diagnostics(peer);
       case "detach":
@@ -107,6 +110,23 @@ export class RuntimeService {
       case "shutdown":
         await connection.shutdown();
         return null;
+    }
+  }
+
+  private async callUtility(
+    peer: ThreadPeer,
+    connection: ConnectionService,
+    call: Extract<CallMessage, { t: "utility" }>,
+  ): Promise<CallResult> {
+    const controller = new AbortController();
+    peer.utilityCalls.set(call.id, controller);
+    try {
+      return await connection.callUtility(peer, call.method, call.args, {
+        timeoutMs: call.timeoutMs,
+        signal: controller.signal,
+      });
+    } finally {
+      peer.utilityCalls.delete(call.id);
     }
   }
 
@@ -173,6 +193,9 @@ export class RuntimeService {
     this.peers.delete(peer.linkName);
     for (const controller of peer.connects.values()) {
       controller.abort(new ConnectAbortedError({ detail: "the connecting thread exited" }));
+    }
+    for (const controller of peer.utilityCalls.values()) {
+      controller.abort(new ClientClosedError({ detail: "the calling thread exited" }));
     }
     await Promise.allSettled([...peer.connections].map((connection) => connection.peerGone(peer)));
   }
