@@ -12,7 +12,10 @@ export const rogueEngineMainPath = fileURLToPath(new URL("../dist/rogue-engine-m
 export interface RogueEngine {
   readonly pid: number;
   /** Pushes one injected message; resolves once it was handed to the PUSH socket. */
-  inject(kind: InjectionKind, options?: { requestId?: string; callId?: number }): Promise<{ frames: number }>;
+  inject(
+    kind: InjectionKind,
+    options?: { requestId?: string; otherRequestId?: string; callId?: number },
+  ): Promise<{ frames: number }>;
   /** Pushes random and mutated messages for `seconds` next to the valid step outputs. */
   fuzz(seconds: number, seed: number): Promise<FuzzStats>;
   /** Ids of the requests this engine finished so far. */
