@@ -41,6 +41,8 @@ export interface FuzzStats {
   mutated: number;
   /** Messages whose frames were all empty. */
   empty: number;
+  /** Candidates generated and not sent because they did not decode (`decodableOnly`). */
+  discarded: number;
 }
 
 export type RogueCommand =
@@ -52,7 +54,7 @@ export type RogueCommand =
       otherRequestId?: string;
       callId?: number;
     }
-  | { type: "fuzz"; id: number; seconds: number; seed: number }
+  | { type: "fuzz"; id: number; seconds: number; seed: number; decodableOnly: boolean }
   | { type: "finished"; id: number }
   | { type: "stop"; id: number };
 

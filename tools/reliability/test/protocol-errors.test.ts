@@ -196,13 +196,12 @@ describe("undecodable output: what it fails", () => {
       await sleep(20); // the call reached the engine
       await engine!.inject(kind);
       const results = await settle(outcomes);
-      const health = c.healthError;
-      expectProtocolError(health, { outcome: "engine-dead" });
-      expect(health!.message).toContain("Engine 0 is treated as dead");
+      const health = expectProtocolError(c.healthError, { outcome: "engine-dead" });
+      expect(health.message).toContain("Engine 0 is treated as dead");
       expect(healthChanges).toEqual([health]);
       for (const id of LIVE) expectSame(results.get(id)!.error, health, id);
-      expectSame(await withTimeout(held, 5_000, "held utility call"), health!, "held call");
-      await expectFailsFast(c, health!);
+      expectSame(await withTimeout(held, 5_000, "held utility call"), health, "held call");
+      await expectFailsFast(c, health);
       expect(await diagnosticsAfter(c)).toEqual({ undecodable: 1, requests: 4, utilityCalls: 1, engines: 1 });
       expect(stderr.droppedWarnings()).toBe(1);
       expect(uncaught).toEqual([]);
