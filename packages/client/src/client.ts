@@ -150,9 +150,10 @@ export class EngineCoreClient implements AsyncDisposable {
     return this.#connection.onHealthChange(listener);
   }
   /**
-   * Counters of engine output the runtime dropped because it belongs to no request: undecodable messages
-   * (with the latest `ProtocolError`), outputs for ids that are not live (normal after an abort), utility
-   * replies nobody waits for. Shared by every client of the connection, counted since it opened.
+   * Counters of engine output the runtime did not deliver: undecodable messages (with the latest
+   * `ProtocolError`, and the streams, utility calls and engines they failed), outputs for ids that are not
+   * live (normal after an abort), utility replies nobody waits for. Shared by every client of the
+   * connection, counted since it opened.
    */
   async diagnostics(): Promise<ConnectionDiagnostics> {
     this.#checkOpen();

@@ -41,6 +41,22 @@ const samples: [VllmEngineCoreError, string, Record<string, unknown>][] = [
     },
   ],
   [
+    new ProtocolError({
+      struct: "EngineCoreOutputs",
+      field: "EngineCoreOutputs.outputs[1].new_token_ids",
+      detail: "expected array, got str",
+      engineIndex: 2,
+      outcome: "requests-failed",
+    }),
+    "PROTOCOL_ERROR",
+    {
+      struct: "EngineCoreOutputs",
+      field: "EngineCoreOutputs.outputs[1].new_token_ids",
+      engineIndex: 2,
+      outcome: "requests-failed",
+    },
+  ],
+  [
     new HandshakeTimeoutError({
       stage: "READY",
       engineIndex: 1,

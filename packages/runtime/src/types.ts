@@ -28,14 +28,24 @@ export interface ConnectionInfo {
 }
 
 /**
- * What the runtime dropped from the engines' output because it belongs to no request, since the connection
- * opened. Everything but `outputsAfterAbort` is an engine anomaly and is also logged as a process warning
- * from the runtime thread (codes VLLM_UNDECODABLE_OUTPUT, VLLM_STRAY_OUTPUT, VLLM_UNKNOWN_UTILITY_REPLY): the
- * first at once, then at most one "N more like this" summary per kind every 10 s.
+ * What the runtime dropped from the engines' output since the connection opened, and what undecodable
+ * messages cost. Everything but `outputsAfterAbort` is an engine anomaly and is also logged as a process
+ * warning from the runtime thread (codes VLLM_UNDECODABLE_OUTPUT, VLLM_STRAY_OUTPUT,
+ * VLLM_UNKNOWN_UTILITY_REPLY): the first at once, then at most one "N more like this" summary per kind every 10 s.
  */
 export interface ConnectionDiagnostics {
-  /** Output messages that could not be decoded (garbage, wrong frame count, aux index out of range …); dropped. */
+  /**
+   * Output messages that could not be decoded (garbage, aux index out of range, a shape vLLM never sends …),
+   * or 2+ frames starting with the ENGINE_CORE_DEAD sentinel. None is delivered; what each one failed is
+   * counted below (see the README: the streams it names, the utility call it answers, or its engine).
+   */
   undecodableOutputMessages: number;
+  /** Streams failed with a ProtocolError: named by an undecodable message, or of an engine one made dead. */
+  requestsFailedByProtocolError: number;
+  /** Utility calls failed with a ProtocolError (their reply could not be decoded, or their engine died of one). */
+  utilityCallsFailedByProtocolError: number;
+  /** Engines treated as dead because of undecodable output (see the README for the rule). */
+  enginesDeadByProtocolError: number;
   /** Outputs for a request after it was aborted: the engine had them in flight (normal; not logged). */
   outputsAfterAbort: number;
   /** Outputs for a request after its final output (a second finish, more tokens …). */
@@ -52,7 +62,7 @@ export interface ConnectionDiagnostics {
    * never delivered to another call. Expected after a timeout, so not logged.
    */
   lateUtilityReplies: number;
-  /** Why the latest undecodable message was rejected, or null. */
+  /** Why the latest undecodable message was rejected (with `engineIndex` and `outcome`), or null. */
   lastProtocolError: ProtocolError | null;
 }
 
@@ -60,7 +70,10 @@ export interface ConnectionDiagnostics {
 export interface RequestSink {
   /** The outputs of one engine step for this request; the last one may carry finishReason. */
   outputs(batch: EngineCoreOutput[], meta: { engineIndex: number; timestamp: number }): void;
-  /** EngineDeadError / RuntimeCrashedError / ClientClosedError / RequestStreamClosedError. Called at most once. */
+  /**
+   * EngineDeadError / ProtocolError (an undecodable output named the request or killed its engine) /
+   * RuntimeCrashedError / ClientClosedError / RequestStreamClosedError. Called at most once.
+   */
   fail(error: Error): void;
 }
 

@@ -475,7 +475,7 @@ function plainView(frame: Uint8Array): Uint8Array {
 const fromCharCode = String.fromCharCode;
 
 /** Bytes [start, stop) as a string if they are all ASCII, else null (16/4/1-byte steps, ASCII check fused in). */
-function asciiString(buf: Uint8Array, start: number, stop: number): string | null {
+export function asciiString(buf: Uint8Array, start: number, stop: number): string | null {
   let out = "";
   let j = start;
   while (stop - j >= 16) {

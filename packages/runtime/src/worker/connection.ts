@@ -31,6 +31,7 @@ import {
 } from "../messages.js";
 import { OutputDiagnostics } from "./diagnostics.js";
 import type { EngineIO, EngineOutputSink } from "./engine-io.js";
+import { OutputFaultJudge } from "./output-faults.js";
 import type { ThreadPeer } from "./peer.js";
 import { type EndedHow, RecentlyEnded } from "./recently-ended.js";
 
@@ -38,7 +39,8 @@ interface EngineState {
   readonly index: number;
   /** Requests routed here that have not finished. */
   inflight: number;
-  dead: EngineDeadError | undefined;
+  /** EngineDeadError from the transport, or the ProtocolError of an output message that made it dead. */
+  dead: EngineDeadError | ProtocolError | undefined;
 }
 
 interface TrackedRequest {
@@ -79,6 +81,7 @@ export class ConnectionService implements EngineOutputSink {
   private readonly utilities = new Map<bigint, PendingUtility>();
   private nextCallId = 1n;
   private readonly diag = new OutputDiagnostics();
+  private readonly faults = new OutputFaultJudge();
   private readonly ended = new RecentlyEnded();
   private readonly cancelledCalls = new RecentlyEnded<bigint, number>(RECENTLY_CANCELLED_CALLS);
   private health: SerializedError | null = null;
@@ -444,29 +447,43 @@ export class ConnectionService implements EngineOutputSink {
       engineIndex === null ? this.engines : [this.byIndex.get(engineIndex)].filter((e) => e !== undefined);
     for (const engine of engines) {
       if (engine.dead !== undefined) continue;
-      const error = new EngineDeadError({ engineIndex: engineIndex === null ? null : engine.index, reason });
-      engine.dead = error;
-      this.setHealth(error);
-      const serialized = serializeError(error);
-      const byPeer = new Map<ThreadPeer, string[]>();
-      for (const [requestId, tracked] of this.requests) {
-        if (tracked.engine !== engine) continue;
-        this.forget(requestId, tracked, "aborted");
-        pushTo(byPeer, tracked.owner, requestId);
-      }
-      for (const [peer, requestIds] of byPeer)
-        peer.post({ t: "fail", c: this.id, requestIds, error: serialized });
-      for (const [callId, pending] of this.utilities) {
-        if (pending.engine !== engine) continue;
-        this.utilities.delete(callId);
-        pending.reject(error);
-      }
+      this.markDead(
+        engine,
+        new EngineDeadError({ engineIndex: engineIndex === null ? null : engine.index, reason }),
+      );
     }
   }
 
-  onBadMessage(error: ProtocolError): void {
-    // The loop keeps running; the message cannot be attributed to any request.
-    if (!this.closed) this.diag.badMessage(error);
+  /**
+   * An output message that could not be decoded: fail what it concerns — its streams, its utility call, or
+   * its engine (see output-faults.ts for the rule).
+   */
+  onBadMessage(error: ProtocolError, frames: Buffer[], senders: readonly number[]): void {
+    if (this.closed) return;
+    const live = senders.filter((index) => this.byIndex.get(index)?.dead === undefined);
+    const verdict = this.faults.judge(error, frames, live);
+    this.diag.badMessage(verdict.kind === "engines" ? (verdict.errors[0] ?? error) : verdict.error);
+    if (verdict.kind === "requests") {
+      this.failRequests(this.byIndex.get(verdict.engineIndex)!, verdict.requestIds, verdict.error);
+    } else if (verdict.kind === "utility") {
+      const pending = this.utilities.get(verdict.callId);
+      if (pending === undefined || pending.engine.index !== verdict.engineIndex) {
+        this.diag.unknownUtilityReply(verdict.engineIndex, verdict.callId);
+        return;
+      }
+      this.utilities.delete(verdict.callId);
+      pending.reject(verdict.error);
+      this.diag.failedByProtocolError({ utilityCalls: 1 });
+    } else {
+      for (const engineError of verdict.errors) {
+        const engine = this.byIndex.get(engineError.engineIndex!)!;
+        const { requestIds, utilityCalls } = this.markDead(engine, engineError);
+        this.diag.failedByProtocolError({ requests: requestIds.length, utilityCalls, engines: 1 });
+        // The engine process may still be generating them: tell it to stop (best effort).
+        if (requestIds.length > 0)
+          void this.io.send(engine.index, encodeAbortRequest(requestIds)).catch(() => {});
+      }
+    }
   }
 
   // ---- internals ----------------------------------------------------------------------------
@@ -474,6 +491,53 @@ export class ConnectionService implements EngineOutputSink {
   private attachPeer(peer: ThreadPeer): void {
     this.peers.add(peer);
     peer.connections.add(this);
+  }
+
+  /** Marks the engine dead: health, its live requests and pending utility calls fail with `error`. */
+  private markDead(
+    engine: EngineState,
+    error: EngineDeadError | ProtocolError,
+  ): { requestIds: string[]; utilityCalls: number } {
+    engine.dead = error;
+    this.setHealth(error);
+    const serialized = serializeError(error);
+    const byPeer = new Map<ThreadPeer, string[]>();
+    const requestIds: string[] = [];
+    for (const [requestId, tracked] of this.requests) {
+      if (tracked.engine !== engine) continue;
+      this.forget(requestId, tracked, "aborted");
+      pushTo(byPeer, tracked.owner, requestId);
+      requestIds.push(requestId);
+    }
+    for (const [peer, ids] of byPeer)
+      peer.post({ t: "fail", c: this.id, requestIds: ids, error: serialized });
+    let utilityCalls = 0;
+    for (const [callId, pending] of this.utilities) {
+      if (pending.engine !== engine) continue;
+      this.utilities.delete(callId);
+      pending.reject(error);
+      utilityCalls++;
+    }
+    return { requestIds, utilityCalls };
+  }
+
+  /** Fails the live requests of `engine` among `requestIds` (an undecodable message named them) and aborts them there. */
+  private failRequests(engine: EngineState, requestIds: readonly string[], error: ProtocolError): void {
+    const serialized = serializeError(error);
+    const byPeer = new Map<ThreadPeer, string[]>();
+    const failed: string[] = [];
+    for (const requestId of requestIds) {
+      const tracked = this.requests.get(requestId);
+      // Another engine's request: this engine's message cannot carry its output.
+      if (tracked === undefined || tracked.engine !== engine) continue;
+      this.forget(requestId, tracked, "aborted");
+      pushTo(byPeer, tracked.owner, requestId);
+      failed.push(requestId);
+    }
+    for (const [peer, ids] of byPeer)
+      peer.post({ t: "fail", c: this.id, requestIds: ids, error: serialized });
+    this.diag.failedByProtocolError({ requests: failed.length });
+    if (failed.length > 0) void this.sendAborts(new Map([[engine, failed]])).catch(() => {});
   }
 
   private resolveUtility(engineIndex: number, output: UtilityOutput): void {
