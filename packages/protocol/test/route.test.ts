@@ -4,8 +4,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import {
-  decodeEngineCoreOutputs,
-  decodeOutputMessage,
   type EngineCoreOutputs,
   type EngineCoreOutputsInit,
   encodeEngineCoreOutputs,
@@ -17,27 +15,11 @@ import {
 import { skipValues } from "../src/msgpack/skip.js";
 import { EngineCoreOutputsCodec } from "../src/structs/output.js";
 import { arbitraryFor } from "./helpers/arbitraries.js";
+import { decodeEngineCoreOutputs, decodeOutputMessage, FRAME_SHAPES } from "./helpers/frame-shapes.js";
 
-/** The same bytes as a Uint8Array, a pooled and an unpooled Buffer, and views at byte offsets 1–7. */
+/** The same bytes in every shape of the shared frame-shape helper (Uint8Array, Buffers, offsets 1–7). */
 function frameShapes(bytes: Uint8Array): [string, Uint8Array][] {
-  const shapes: [string, Uint8Array][] = [
-    ["Uint8Array", Uint8Array.from(bytes)],
-    ["Buffer", Buffer.from(bytes)], // < 4 KiB: a slice of Node's pool
-    [
-      "Buffer (unpooled)",
-      (() => {
-        const b = Buffer.allocUnsafeSlow(bytes.byteLength);
-        b.set(bytes);
-        return b;
-      })(),
-    ],
-  ];
-  for (let offset = 1; offset <= 7; offset++) {
-    const view = new Uint8Array(new ArrayBuffer(bytes.byteLength + offset + 5), offset, bytes.byteLength);
-    view.set(bytes);
-    shapes.push([`unaligned +${offset}`, view]);
-  }
-  return shapes;
+  return FRAME_SHAPES.map((shape) => [shape.name, shape.make([bytes])[0]!]);
 }
 
 function output(requestId: string, extra: Partial<EngineCoreOutputs["outputs"][number]> = {}) {
