@@ -1,7 +1,12 @@
 // The runtime service on the worker thread: accepts thread links on its control channel, serves their
 // calls, watches their liveness, and ends itself once it has nothing left to serve.
 import { BroadcastChannel, parentPort, workerData } from "node:worker_threads";
-import { ClientClosedError, ConnectAbortedError, serializeError } from "@vllm-engine-core/protocol";
+import {
+  ClientClosedError,
+  ConnectAbortedError,
+  RuntimeCrashedError,
+  serializeError,
+} from "@vllm-engine-core/protocol";
 import {
   type CallMessage,
   type CallResult,
@@ -134,7 +139,10 @@ export class RuntimeService {
     this.reportLoad();
     try {
       const connecting = this.connectEngines(call.config, controller.signal);
-      this.connectsInFlight.set(controller, connecting.catch(() => undefined));
+      this.connectsInFlight.set(
+        controller,
+        connecting.catch(() => undefined),
+      );
       const io = await connecting;
       if (controller.signal.aborted || peer.gone) {
         await io.close();
@@ -240,9 +248,7 @@ export class RuntimeService {
     this.toSupervisor({ t: "crashed", reason });
     // The main-thread host tells every thread (RuntimeCrashedError); here only the sockets matter.
     this.retire(false);
-    void this.closeAllSockets(new ConnectAbortedError({ detail: "the runtime crashed" })).finally(() =>
-      this.socketsGone(),
-    );
+    void this.closeAllSockets(new RuntimeCrashedError({ reason })).finally(() => this.socketsGone());
   }
 
   /**
