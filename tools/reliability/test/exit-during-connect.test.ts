@@ -14,11 +14,18 @@ import { describe, expect, it } from "vitest";
 
 const fixture = fileURLToPath(new URL("./fixtures/exit-during-connect.mjs", import.meta.url));
 
-type ExitPath = "exit" | "signal" | "uncaught" | "worker" | "worker-natural";
+type ExitPath = "exit" | "signal" | "uncaught" | "worker" | "worker-uncaught" | "worker-natural";
 type Stage = "same-tick" | "hello" | "ready" | "registration" | "coordinator" | "bootstrapped" | "connected";
 
 /** The exit code each path chooses (an uncaught exception is Node's 1). */
-const CODES: Record<ExitPath, number> = { exit: 7, signal: 143, uncaught: 1, worker: 5, "worker-natural": 6 };
+const CODES: Record<ExitPath, number> = {
+  exit: 7,
+  signal: 143,
+  uncaught: 1,
+  worker: 5,
+  "worker-uncaught": 1,
+  "worker-natural": 6,
+};
 const IN_FLIGHT: Stage[] = ["same-tick", "hello", "ready", "registration", "coordinator", "bootstrapped"];
 
 interface Addresses {
@@ -155,6 +162,12 @@ describe("an uncaught exception on the main thread", () => {
 describe("process.exit() on the worker thread that connects, then on the main thread", () => {
   for (const stage of [...IN_FLIGHT, "connected"] as const) {
     it(`at stage ${stage}`, () => expectCleanExit("worker", stage));
+  }
+});
+
+describe("an uncaught exception on the worker thread that connects, then process.exit() on main", () => {
+  for (const stage of [...IN_FLIGHT, "connected"] as const) {
+    it(`at stage ${stage}`, () => expectCleanExit("worker-uncaught", stage));
   }
 });
 
