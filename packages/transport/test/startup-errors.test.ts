@@ -1,3 +1,4 @@
+import { existsSync } from "node:fs";
 import { type MockEngineProcess, startMockEngine } from "@vllm-engine-core/mock-engine";
 import { encodeHandshakeStatus } from "@vllm-engine-core/protocol";
 import { afterAll, describe, expect, it } from "vitest";
@@ -312,6 +313,14 @@ describe("a HELLO from an engine outside [0, engineCount)", () => {
     expect(received).toBe("nothing");
   }
 
+  /** Every socket of the failed connect was closed: its ipc files are removed (only after a close), and the
+   *  addresses bind again. */
+  async function expectReleased(config: ReturnType<typeof ownerConfig>): Promise<void> {
+    const addresses = [config.handshakeAddress, config.localInputAddress, config.localOutputAddress];
+    for (const address of addresses) expect(existsSync(address.slice("ipc://".length))).toBe(false);
+    await assertBindable(addresses);
+  }
+
   it("fails connect() naming the identity, the address and the range; no INIT; every socket released", async () => {
     const config = ownerConfig({ engineCount: 2, readyTimeoutMs: 20_000 });
     const started = Date.now();
@@ -333,7 +342,7 @@ describe("a HELLO from an engine outside [0, engineCount)", () => {
     );
     expect(Date.now() - started).toBeLessThan(10_000); // at once, not at readyTimeoutMs
     await expectNoInit(stranger);
-    await assertBindable([config.handshakeAddress, config.localInputAddress, config.localOutputAddress]);
+    await expectReleased(config);
   });
 
   it("after an expected engine got its INIT: the stranger gets none, the connect fails", async () => {
@@ -350,7 +359,7 @@ describe("a HELLO from an engine outside [0, engineCount)", () => {
       expectedRange: { start: 0, count: 2 },
     });
     await expectNoInit(stranger);
-    await assertBindable([config.handshakeAddress, config.localInputAddress, config.localOutputAddress]);
+    await expectReleased(config);
   });
 
   it("once every expected engine said HELLO (READY phase), a stranger's HELLO still fails the connect", async () => {
@@ -367,6 +376,7 @@ describe("a HELLO from an engine outside [0, engineCount)", () => {
       expected: "engine index 0 (engineCount 1)",
     });
     await expectNoInit(stranger);
+    await expectReleased(config);
   });
 
   it("a READY from outside the range is the same identity error", async () => {
