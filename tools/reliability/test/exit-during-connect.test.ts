@@ -121,7 +121,21 @@ function withoutUncaughtReport(stderr: string, stage: Stage): string {
 
 async function expectCleanExit(path: ExitPath, stage: Stage, transport: "tcp" | "ipc" = "tcp") {
   const scenario = { path, stage, code: CODES[path], addresses: await addresses(transport) };
-  const outcome = await runScenario(scenario);
+  try {
+    await checkExit(scenario, await runScenario(scenario));
+  } finally {
+    // A failed case (a process that aborted) must not leave its socket files behind either.
+    for (const address of Object.values(scenario.addresses)) {
+      if (address.startsWith("ipc://")) rmSync(address.slice("ipc://".length), { force: true });
+    }
+  }
+}
+
+async function checkExit(
+  scenario: { path: ExitPath; stage: Stage; code: number; addresses: Addresses },
+  outcome: Outcome,
+) {
+  const { path, stage } = scenario;
   const stderr = path === "uncaught" ? withoutUncaughtReport(outcome.stderr, stage) : outcome.stderr;
   expect({ code: outcome.code, signal: outcome.signal, stderr }).toEqual({
     code: CODES[path],
@@ -133,7 +147,7 @@ async function expectCleanExit(path: ExitPath, stage: Stage, transport: "tcp" | 
   // A new process (this one) can bind every address at once.
   for (const address of Object.values(scenario.addresses)) await bindFreshly(address);
   console.log(
-    `[reliability] exit during connect (${path}, ${stage}, ${transport}): ended ${outcome.endingMs} ms after the program chose to`,
+    `[reliability] exit during connect (${path}, ${stage}, ${scenario.addresses.handshake.split(":")[0]}): ended ${outcome.endingMs} ms after the program chose to`,
   );
 }
 
