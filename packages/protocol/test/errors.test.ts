@@ -72,9 +72,26 @@ const samples: [VllmEngineCoreError, string, Record<string, unknown>][] = [
     { engineIndex: 0, address: "a", detail: "duplicate HELLO" },
   ],
   [
-    new UnexpectedEngineIdentityError({ identityHex: "0500", address: "a", expected: "engines 0..1" }),
+    new UnexpectedEngineIdentityError({ identityHex: "aabbcc", address: "a", expected: "a 2-byte index" }),
     "UNEXPECTED_ENGINE_IDENTITY",
-    { identityHex: "0500", expected: "engines 0..1" },
+    { identityHex: "aabbcc", engineIndex: null, expectedRange: null, expected: "a 2-byte index" },
+  ],
+  [
+    new UnexpectedEngineIdentityError({
+      identityHex: "0500",
+      engineIndex: 5,
+      address: "a",
+      expected: "engine indices 0…1",
+      expectedRange: { start: 0, count: 2 },
+    }),
+    "UNEXPECTED_ENGINE_IDENTITY",
+    {
+      identityHex: "0500",
+      engineIndex: 5,
+      expectedRange: { start: 0, count: 2 },
+      expected: "engine indices 0…1",
+      message: expect.stringContaining("0x0500 (engine index 5) connected to a, expected engine indices 0…1"),
+    },
   ],
   [
     new BindError({ address: "tcp://127.0.0.1:1", socket: "input", causeMessage: "EADDRINUSE" }),

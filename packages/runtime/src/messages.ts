@@ -179,7 +179,10 @@ export type SupervisorToRuntime =
 
 export interface RuntimeWorkerData {
   gen: string;
-  /** Int32[0] becomes 1 once the runtime closed its sockets after an "exit" request. */
+  /**
+   * Int32[0] becomes 1 once the runtime has no socket left and opens none: after an "exit" request closed
+   * them, after a crash closed them, or on retirement (the supervisor's exit handler waits on it).
+   */
   exitFlag: SharedArrayBuffer;
   /** Enables SupervisorToRuntime "crash". */
   testHooks: boolean;

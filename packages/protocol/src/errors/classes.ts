@@ -116,20 +116,44 @@ export class UnexpectedHandshakeMessageError extends VllmEngineCoreError {
   }
 }
 
-/** A peer connected with a routing identity that is not one of the expected engine identities. */
+/** The engine indices a frontend expects: `start` … `start + count - 1`. */
+export interface EngineIndexRange {
+  start: number;
+  count: number;
+}
+
+/**
+ * A peer connected with a routing identity that is not one of the expected engine identities: not a 2-byte
+ * engine index, or an index outside the expected range (vLLM's frontend refuses such a HELLO before INIT:
+ * `vllm/v1/engine/utils.py` `wait_for_engine_startup`, "unexpected data parallel rank").
+ */
 export class UnexpectedEngineIdentityError extends VllmEngineCoreError {
   override readonly name = "UnexpectedEngineIdentityError";
   readonly code = "UNEXPECTED_ENGINE_IDENTITY" as const;
   readonly identityHex: string;
+  /** The engine index the identity encodes, or null when it is not a 2-byte engine index. */
+  readonly engineIndex: number | null;
   readonly address: string;
+  /** The engine indices this client expects, when the identity was checked against them. */
+  readonly expectedRange: EngineIndexRange | null;
   readonly expected: string;
-  constructor(options: { identityHex: string; address: string; expected: string }) {
+  constructor(options: {
+    identityHex: string;
+    address: string;
+    expected: string;
+    engineIndex?: number | null | undefined;
+    expectedRange?: EngineIndexRange | null | undefined;
+  }) {
+    const engineIndex = options.engineIndex ?? null;
+    const which = engineIndex === null ? "" : ` (engine index ${engineIndex})`;
     super(
-      `A peer with identity 0x${options.identityHex} connected to ${options.address}, expected ${options.expected}. ` +
+      `A peer with identity 0x${options.identityHex}${which} connected to ${options.address}, expected ${options.expected}. ` +
         "Check the engines' data-parallel ranks and the engine count / start index configured on this client.",
     );
     this.identityHex = options.identityHex;
+    this.engineIndex = engineIndex;
     this.address = options.address;
+    this.expectedRange = options.expectedRange ?? null;
     this.expected = options.expected;
   }
 }
