@@ -23,8 +23,9 @@ import { type EngineCoreClientConfig, resolveConfig } from "./config.js";
 import { sameValue } from "./consensus.js";
 import { EngineCoreOutputStream, type StreamController } from "./output-stream.js";
 import { buildRequest, type CallRequest } from "./request.js";
+import { arg, checkCallOptions, type PauseMode, type UtilityCallOptions } from "./utility-args.js";
 
-export type PauseMode = "abort" | "wait" | "keep";
+export type { PauseMode, UtilityCallOptions };
 
 /** Structured-cloneable token for using one connection from another thread. */
 export type ClientHandle = ConnectionHandle;
@@ -152,9 +153,10 @@ export class EngineCoreClient implements AsyncDisposable {
     return this.#connection.onHealthChange(listener);
   }
   /**
-   * Counters of engine output the runtime dropped because it belongs to no request: undecodable messages
-   * (with the latest `ProtocolError`), outputs for ids that are not live (normal after an abort), utility
-   * replies nobody waits for. Shared by every client of the connection, counted since it opened.
+   * Counters of engine output the runtime did not deliver: undecodable messages (with the latest
+   * `ProtocolError`, and the streams, utility calls and engines they failed), outputs for ids that are not
+   * live (normal after an abort), utility replies nobody waits for. Shared by every client of the
+   * connection, counted since it opened.
    */
   async diagnostics(): Promise<ConnectionDiagnostics> {
     this.#checkOpen();
@@ -257,9 +259,16 @@ export class EngineCoreClient implements AsyncDisposable {
   }
 
   // ---- utilities --------------------------------------------------------------------------
+  // Every utility method takes a last `{ signal, timeoutMs }` (see UtilityCallOptions): no bound by default,
+  // as in vLLM. The typed helpers follow the signatures of vLLM's EngineCore / EngineCoreProc methods
+  // (vllm/v1/engine/core.py at the pinned revision): argument order, defaults and literal values.
 
   /** Calls `method` on every engine; returns one result per engine, in engine order. */
-  async callUtility<T = unknown>(method: string, args: readonly unknown[] = []): Promise<T[]> {
+  async callUtility<T = unknown>(
+    method: string,
+    args: readonly unknown[] = [],
+    options: UtilityCallOptions = {},
+  ): Promise<T[]> {
     this.#checkUsable();
     if (typeof method !== "string" || method.length === 0) {
       throw new InvalidRequestError({
@@ -267,9 +276,11 @@ export class EngineCoreClient implements AsyncDisposable {
         detail: `callUtility needs the name of an EngineCore method, got ${JSON.stringify(method)}`,
       });
     }
+    const bounds = checkCallOptions(options);
+    bounds.signal?.throwIfAborted();
     let replies: Awaited<ReturnType<RuntimeConnection["callUtility"]>>;
     try {
-      replies = await this.#connection.callUtility(method, args);
+      replies = await this.#connection.callUtility(method, args, bounds);
     } catch (error) {
       // Arguments travel to the runtime thread by structured clone before they are msgpack-encoded there.
       if ((error as { name?: unknown }).name === "DataCloneError") {
@@ -289,8 +300,15 @@ export class EngineCoreClient implements AsyncDisposable {
   }
 
   /** Like `callUtility`, but every engine must return the same value (`InconsistentUtilityResultsError`). */
-  async callUtilityConsensus<T = unknown>(method: string, args: readonly unknown[] = []): Promise<T> {
-    const results = await this.callUtility<T>(method, args);
+  async callUtilityConsensus<T = unknown>(
+    method: string,
+    args: readonly unknown[] = [],
+    options: UtilityCallOptions = {},
+  ): Promise<T> {
+    return this.#agree(method, await this.callUtility<T>(method, args, options));
+  }
+
+  #agree<T>(method: string, results: T[]): T {
     const first = results[0] as T;
     for (const r of results) {
       if (!sameValue(r, first)) {
@@ -303,61 +321,165 @@ export class EngineCoreClient implements AsyncDisposable {
     return first;
   }
 
-  isSleeping(): Promise<boolean> {
-    return this.callUtilityConsensus<boolean>("is_sleeping");
+  /** `is_sleeping()`: the same answer from every engine. */
+  isSleeping(options: UtilityCallOptions = {}): Promise<boolean> {
+    return this.callUtilityConsensus<boolean>("is_sleeping", [], options);
   }
-  async sleep(level = 1, mode: PauseMode = "abort"): Promise<void> {
-    await this.callUtility("sleep", [level, mode]);
+  /** `sleep(level: int = 1, mode: PauseMode = "abort")`; level 0 pauses scheduling only. */
+  async sleep(level = 1, mode: PauseMode = "abort", options: UtilityCallOptions = {}): Promise<void> {
+    await this.callUtility(
+      "sleep",
+      [arg.int("sleep(level)", level), arg.pauseMode("sleep(mode)", mode)],
+      options,
+    );
   }
-  async wakeUp(tags: string[] | null = null): Promise<void> {
-    await this.callUtility("wake_up", [tags]);
+  /** `wake_up(tags: list[str] | None = None)`; `["scheduling"]` ends a level-0 sleep. */
+  async wakeUp(tags: string[] | null = null, options: UtilityCallOptions = {}): Promise<void> {
+    await this.callUtility("wake_up", [arg.strListOrNull("wakeUp(tags)", tags)], options);
   }
-  /** True only when every engine reset its cache. */
-  async resetPrefixCache(resetRunningRequests = false, resetConnector = false): Promise<boolean> {
-    return (
-      await this.callUtility<boolean>("reset_prefix_cache", [resetRunningRequests, resetConnector])
-    ).every(Boolean);
+  /** `reset_prefix_cache(reset_running_requests=False, reset_connector=False) -> bool`: true when every engine reset. */
+  async resetPrefixCache(
+    resetRunningRequests = false,
+    resetConnector = false,
+    options: UtilityCallOptions = {},
+  ): Promise<boolean> {
+    const args = [
+      arg.bool("resetPrefixCache(resetRunningRequests)", resetRunningRequests),
+      arg.bool("resetPrefixCache(resetConnector)", resetConnector),
+    ];
+    return (await this.callUtility<boolean>("reset_prefix_cache", args, options)).every(Boolean);
   }
-  async resetMmCache(): Promise<void> {
-    await this.callUtility("reset_mm_cache");
+  async resetMmCache(options: UtilityCallOptions = {}): Promise<void> {
+    await this.callUtility("reset_mm_cache", [], options);
   }
-  async resetEncoderCache(): Promise<void> {
-    await this.callUtility("reset_encoder_cache");
+  async resetEncoderCache(options: UtilityCallOptions = {}): Promise<void> {
+    await this.callUtility("reset_encoder_cache", [], options);
   }
-  /** Loads the adapter on every engine; true only when all of them did. */
-  async addLora(lora: LoRARequestInit): Promise<boolean> {
-    return (await this.callUtility<boolean>("add_lora", [lora])).every(Boolean);
+  /**
+   * `add_lora(lora_request: LoRARequest) -> bool`: loads the adapter on every engine; true only when all did.
+   * The request travels as LoRARequest's positional array (it is array_like).
+   */
+  async addLora(lora: LoRARequestInit, options: UtilityCallOptions = {}): Promise<boolean> {
+    const value = arg.loraRequest("addLora(lora)", lora);
+    return (await this.callUtility<boolean>("add_lora", [value], options)).every(Boolean);
   }
-  async removeLora(loraId: number): Promise<boolean> {
-    return (await this.callUtility<boolean>("remove_lora", [loraId])).every(Boolean);
+  /** `remove_lora(lora_id: int) -> bool`: true only when every engine removed it. */
+  async removeLora(loraId: number, options: UtilityCallOptions = {}): Promise<boolean> {
+    const id = arg.loraId("removeLora(loraId)", loraId);
+    return (await this.callUtility<boolean>("remove_lora", [id], options)).every(Boolean);
   }
-  async pauseScheduler(mode: PauseMode = "abort", clearCache = true): Promise<void> {
-    await this.callUtility("pause_scheduler", [mode, clearCache]);
+  /** `pin_lora(lora_id: int) -> bool`: keeps the adapter from being evicted; true only when every engine did. */
+  async pinLora(loraId: number, options: UtilityCallOptions = {}): Promise<boolean> {
+    const id = arg.loraId("pinLora(loraId)", loraId);
+    return (await this.callUtility<boolean>("pin_lora", [id], options)).every(Boolean);
   }
-  async resumeScheduler(): Promise<void> {
-    await this.callUtility("resume_scheduler");
+  /** `list_loras() -> set[int]`, sorted; every engine must hold the same set. */
+  async listLoras(options: UtilityCallOptions = {}): Promise<number[]> {
+    const sets = await this.callUtility<number[]>("list_loras", [], options);
+    return this.#agree(
+      "list_loras",
+      sets.map((ids) => [...(ids ?? [])].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))),
+    );
   }
-  isSchedulerPaused(): Promise<boolean> {
-    return this.callUtilityConsensus<boolean>("is_scheduler_paused");
+  /** `EngineCoreProc.pause_scheduler(mode: PauseMode = "abort", clear_cache: bool = True)`. */
+  async pauseScheduler(
+    mode: PauseMode = "abort",
+    clearCache = true,
+    options: UtilityCallOptions = {},
+  ): Promise<void> {
+    const args = [
+      arg.pauseMode("pauseScheduler(mode)", mode),
+      arg.bool("pauseScheduler(clearCache)", clearCache),
+    ];
+    await this.callUtility("pause_scheduler", args, options);
   }
-  async startProfile(profilePrefix: string | null = null): Promise<void> {
-    await this.callUtility("profile", [true, profilePrefix]);
+  async resumeScheduler(options: UtilityCallOptions = {}): Promise<void> {
+    await this.callUtility("resume_scheduler", [], options);
   }
-  async stopProfile(profilePrefix: string | null = null): Promise<void> {
-    await this.callUtility("profile", [false, profilePrefix]);
+  isSchedulerPaused(options: UtilityCallOptions = {}): Promise<boolean> {
+    return this.callUtilityConsensus<boolean>("is_scheduler_paused", [], options);
   }
-  /** Runs `collective_rpc` on every engine and flattens the per-worker results. */
+  /** `profile(is_start=True, profile_prefix=None)`; the engine must run with a profiler config. */
+  async startProfile(profilePrefix: string | null = null, options: UtilityCallOptions = {}): Promise<void> {
+    await this.callUtility(
+      "profile",
+      [true, arg.strOrNull("startProfile(profilePrefix)", profilePrefix)],
+      options,
+    );
+  }
+  async stopProfile(profilePrefix: string | null = null, options: UtilityCallOptions = {}): Promise<void> {
+    await this.callUtility(
+      "profile",
+      [false, arg.strOrNull("stopProfile(profilePrefix)", profilePrefix)],
+      options,
+    );
+  }
+  /**
+   * `collective_rpc(method, timeout: float | None = None, args: tuple = (), kwargs: dict | None = None)` on
+   * every engine; the per-worker results are flattened (engine order, then worker order). `rpc.timeout` is
+   * vLLM's own, in seconds, applied by the engine's executor; `options.timeoutMs` bounds the whole call here.
+   */
   async collectiveRpc(
     method: string,
-    options: { timeout?: number | null; args?: unknown[]; kwargs?: Record<string, unknown> } = {},
+    rpc: { timeout?: number | null; args?: unknown[]; kwargs?: Record<string, unknown> | null } = {},
+    options: UtilityCallOptions = {},
   ): Promise<unknown[]> {
-    const results = await this.callUtility("collective_rpc", [
-      method,
-      options.timeout ?? null,
-      options.args ?? [],
-      options.kwargs ?? {},
-    ]);
+    if (typeof method !== "string" || method.length === 0) {
+      throw new InvalidRequestError({
+        field: "collectiveRpc(method)",
+        detail: `expected the name of a worker method, got ${JSON.stringify(method)}`,
+      });
+    }
+    const rpcArgs = rpc.args ?? [];
+    if (!Array.isArray(rpcArgs)) {
+      throw new InvalidRequestError({
+        field: "collectiveRpc(args)",
+        detail: "expected an array of arguments",
+      });
+    }
+    const kwargs = rpc.kwargs ?? null;
+    if (kwargs !== null && (typeof kwargs !== "object" || Array.isArray(kwargs))) {
+      throw new InvalidRequestError({
+        field: "collectiveRpc(kwargs)",
+        detail: "expected a plain object or null",
+      });
+    }
+    const timeout = arg.secondsOrNull("collectiveRpc(timeout)", rpc.timeout ?? null);
+    const results = await this.callUtility("collective_rpc", [method, timeout, rpcArgs, kwargs], options);
     return results.flatMap((r) => (Array.isArray(r) ? r : [r]));
+  }
+  /** `get_supported_tasks() -> tuple[SupportedTask, ...]`: the same tasks on every engine. */
+  getSupportedTasks(options: UtilityCallOptions = {}): Promise<string[]> {
+    return this.callUtilityConsensus<string[]>("get_supported_tasks", [], options);
+  }
+  /** `save_sharded_state(path: str, pattern: str | None = None, max_size: int | None = None)` on every engine. */
+  async saveShardedState(
+    path: string,
+    pattern: string | null = null,
+    maxSize: number | null = null,
+    options: UtilityCallOptions = {},
+  ): Promise<void> {
+    const args = [
+      arg.str("saveShardedState(path)", path),
+      arg.strOrNull("saveShardedState(pattern)", pattern),
+      arg.intOrNull("saveShardedState(maxSize)", maxSize),
+    ];
+    await this.callUtility("save_sharded_state", args, options);
+  }
+  async executeDummyBatch(options: UtilityCallOptions = {}): Promise<void> {
+    await this.callUtility("execute_dummy_batch", [], options);
+  }
+  /** `set_weight_version(weight_version: str)` on every engine. */
+  async setWeightVersion(weightVersion: string, options: UtilityCallOptions = {}): Promise<void> {
+    await this.callUtility(
+      "set_weight_version",
+      [arg.str("setWeightVersion(weightVersion)", weightVersion)],
+      options,
+    );
+  }
+  /** `get_weight_version() -> str`: the same version on every engine. */
+  getWeightVersion(options: UtilityCallOptions = {}): Promise<string> {
+    return this.callUtilityConsensus<string>("get_weight_version", [], options);
   }
 
   // ---- lifecycle --------------------------------------------------------------------------

@@ -10,7 +10,7 @@ export {
   type SamplingParamsInit,
 } from "@vllm-engine-core/protocol";
 export type { ConnectionDiagnostics } from "@vllm-engine-core/runtime";
-export { type ClientHandle, EngineCoreClient, type PauseMode } from "./client.js";
+export { type ClientHandle, EngineCoreClient, type PauseMode, type UtilityCallOptions } from "./client.js";
 export {
   type BootstrappedTransport,
   type CoordinatorConfig,

@@ -1,7 +1,7 @@
 import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { Worker } from "node:worker_threads";
-import { expectedTokens } from "@vllm-engine-core/mock-engine";
+import { expectedTokens, removeStaleIpcFiles } from "@vllm-engine-core/mock-engine";
 import { afterEach, describe, expect, it } from "vitest";
 import { FinishReason } from "../src/index.js";
 import { chatRequest, collect, connectToMockEngine, type Harness, ipcAddress } from "./helpers.js";
@@ -39,7 +39,8 @@ describe("threads and process lifetime", () => {
   });
 
   it("after shutdown the process exits by itself", async () => {
-    const child = spawn(process.execPath, [fixture("exit-by-itself.mjs"), ipcAddress("exit")], {
+    const handshakeAddress = ipcAddress("exit");
+    const child = spawn(process.execPath, [fixture("exit-by-itself.mjs"), handshakeAddress], {
       stdio: ["ignore", "pipe", "pipe"],
     });
     let stdout = "";
@@ -55,6 +56,7 @@ describe("threads and process lifetime", () => {
       child.once("exit", (c, s) => resolve([c, s])),
     );
     clearTimeout(timer);
+    removeStaleIpcFiles([handshakeAddress]); // left behind only if the child was killed
     expect({ code, signal, stderr }).toEqual({ code: 0, signal: null, stderr: "" });
     expect(JSON.parse(stdout.trim())).toEqual({ tokens: 5 });
   });

@@ -3,8 +3,13 @@
 // Run: pnpm bench (tsx --conditions=@vllm-engine-core/source bench/codec.bench.ts)
 import { writeFileSync } from "node:fs";
 import { unpack } from "msgpackr";
-import { decodeOutputMessage, encodeAddRequest, encodeEngineCoreOutputs } from "../src/index.js";
-import { chatRequest, outputsBatch } from "./fixtures.js";
+import {
+  decodeOutputMessage,
+  encodeAddRequest,
+  encodeEngineCoreOutputs,
+  readOutputRoute,
+} from "../src/index.js";
+import { chatRequest, logprobsBatch, outputsBatch } from "./fixtures.js";
 
 function measure(fn: () => void, minMs = 1500): { opsPerSec: number; iterations: number } {
   // warm-up
@@ -39,11 +44,17 @@ for (const size of [256, 1024]) {
   // Interleave rounds so both sides see the same machine state; keep the best round of each.
   let best = 0;
   let bestBare = 0;
+  let bestRoute = 0;
   for (let round = 0; round < 3; round++) {
     const codec = measure(() => {
       const m = decodeOutputMessage(frames);
       if (m.kind === "outputs") sink += m.outputs.outputs.length;
     });
+    // The routing-only read (request ids, no values decoded) of the same bytes.
+    const route = measure(() => {
+      sink += readOutputRoute(bytes).requestIds.length;
+    });
+    bestRoute = Math.max(bestRoute, route.opsPerSec);
     const bare = measure(() => {
       const v = unpack(bytes) as unknown[];
       sink += (v[1] as unknown[]).length;
@@ -59,6 +70,47 @@ for (const size of [256, 1024]) {
     msgpackrOpsPerSec: bestBare,
     ratioToMsgpackr: best / bestBare,
   });
+  rows.push({
+    case: `route EngineCoreOutputs x${size}`,
+    bytes: bytes.byteLength,
+    codecOpsPerSec: bestRoute,
+    codecItemsPerSec: bestRoute * size,
+    msgpackrOpsPerSec: bestBare,
+    ratioToMsgpackr: bestRoute / bestBare,
+  });
+}
+
+{
+  // Outputs with logprobs: the routing-only read skips the tensors the full decode builds.
+  const frames = encodeEngineCoreOutputs(logprobsBatch(256));
+  let decode = 0;
+  let route = 0;
+  for (let round = 0; round < 3; round++) {
+    decode = Math.max(
+      decode,
+      measure(() => {
+        const m = decodeOutputMessage(frames);
+        if (m.kind === "outputs") sink += m.outputs.outputs.length;
+      }).opsPerSec,
+    );
+    route = Math.max(
+      route,
+      measure(() => {
+        sink += readOutputRoute(frames[0]!).requestIds.length;
+      }).opsPerSec,
+    );
+  }
+  for (const [name, opsPerSec] of [
+    ["decode logprobs outputs x256", decode],
+    ["route logprobs outputs x256", route],
+  ] as const) {
+    rows.push({
+      case: name,
+      bytes: frames[0]!.byteLength,
+      codecOpsPerSec: opsPerSec,
+      codecItemsPerSec: opsPerSec * 256,
+    });
+  }
 }
 
 {

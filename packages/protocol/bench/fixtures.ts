@@ -68,3 +68,21 @@ export function chatRequest(i: number): EngineCoreRequest {
     externalReqId: "chatcmpl-0123456789abcdef0123456789abcdef",
   };
 }
+
+/** `count` outputs of one token with 20 sample logprobs each (inline ext-3 tensors below the aux threshold). */
+export function logprobsBatch(count: number): EngineCoreOutputsInit {
+  const outputs = [];
+  for (let i = 0; i < count; i++) {
+    outputs.push({
+      requestId: `chatcmpl-${i.toString(16).padStart(32, "0")}-0000abcd`,
+      newTokenIds: [i],
+      newLogprobs: {
+        logprobTokenIds: { dtype: "int32", shape: [1, 21], data: new Int32Array(21).fill(i) },
+        logprobs: { dtype: "float32", shape: [1, 21], data: new Float32Array(21).fill(-0.5) },
+        sampledTokenRanks: { dtype: "int32", shape: [1], data: new Int32Array(1) },
+        cuNumGeneratedTokens: null,
+      },
+    });
+  }
+  return { engineIndex: 0, outputs, timestamp: 12345.678 };
+}

@@ -42,9 +42,12 @@ export {
   decodeOutputMessage,
   encodeEngineCoreOutputs,
   type OutputMessage,
+  type OutputMessageParts,
+  outputShapeProblem,
 } from "./messages/output.js";
+export { type OutputRoute, readOutputRoute } from "./messages/route.js";
 export { DEFAULT_AUX_THRESHOLD, type EncodeOptions } from "./messages/run.js";
-export { decodeValue, encodeValue } from "./messages/value.js";
+export { decodeValue, encodeValue, loraRequestValue } from "./messages/value.js";
 export { Float64, MsgpackExt } from "./msgpack/values.js";
 export { PINNED_VLLM_COMMIT, VLLM_REVISION } from "./revision.js";
 export type { StructLayout } from "./schema/struct.js";

@@ -25,6 +25,7 @@ import {
   UnexpectedEngineIdentityError,
   UnexpectedHandshakeMessageError,
   UtilityCallError,
+  UtilityTimeoutError,
   VllmEngineCoreError,
 } from "../src/index.js";
 
@@ -37,6 +38,22 @@ const samples: [VllmEngineCoreError, string, Record<string, unknown>][] = [
       field: "EngineCoreOutputs.outputs[0]",
       detail: "bad",
       direction: "decode",
+    },
+  ],
+  [
+    new ProtocolError({
+      struct: "EngineCoreOutputs",
+      field: "EngineCoreOutputs.outputs[1].new_token_ids",
+      detail: "expected array, got str",
+      engineIndex: 2,
+      outcome: "requests-failed",
+    }),
+    "PROTOCOL_ERROR",
+    {
+      struct: "EngineCoreOutputs",
+      field: "EngineCoreOutputs.outputs[1].new_token_ids",
+      engineIndex: 2,
+      outcome: "requests-failed",
     },
   ],
   [
@@ -55,9 +72,26 @@ const samples: [VllmEngineCoreError, string, Record<string, unknown>][] = [
     { engineIndex: 0, address: "a", detail: "duplicate HELLO" },
   ],
   [
-    new UnexpectedEngineIdentityError({ identityHex: "0500", address: "a", expected: "engines 0..1" }),
+    new UnexpectedEngineIdentityError({ identityHex: "aabbcc", address: "a", expected: "a 2-byte index" }),
     "UNEXPECTED_ENGINE_IDENTITY",
-    { identityHex: "0500", expected: "engines 0..1" },
+    { identityHex: "aabbcc", engineIndex: null, expectedRange: null, expected: "a 2-byte index" },
+  ],
+  [
+    new UnexpectedEngineIdentityError({
+      identityHex: "0500",
+      engineIndex: 5,
+      address: "a",
+      expected: "engine indices 0…1",
+      expectedRange: { start: 0, count: 2 },
+    }),
+    "UNEXPECTED_ENGINE_IDENTITY",
+    {
+      identityHex: "0500",
+      engineIndex: 5,
+      expectedRange: { start: 0, count: 2 },
+      expected: "engine indices 0…1",
+      message: expect.stringContaining("0x0500 (engine index 5) connected to a, expected engine indices 0…1"),
+    },
   ],
   [
     new BindError({ address: "tcp://127.0.0.1:1", socket: "input", causeMessage: "EADDRINUSE" }),
@@ -102,6 +136,11 @@ const samples: [VllmEngineCoreError, string, Record<string, unknown>][] = [
     new InconsistentUtilityResultsError({ method: "is_sleeping", results: [true, false] }),
     "INCONSISTENT_UTILITY_RESULTS",
     { results: [true, false] },
+  ],
+  [
+    new UtilityTimeoutError({ method: "sleep", engineIndices: [1, 3], timeoutMs: 250 }),
+    "UTILITY_TIMEOUT",
+    { method: "sleep", engineIndices: [1, 3], timeoutMs: 250 },
   ],
   [new RequestStreamClosedError({ requestId: "r2" }), "REQUEST_STREAM_CLOSED", { requestId: "r2" }],
   [new ConnectAbortedError(), "CONNECT_ABORTED", {}],

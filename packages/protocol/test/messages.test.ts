@@ -1,12 +1,6 @@
 // Message framing helpers: type bytes, identities, the dead sentinel, handshake and coordinator payloads.
 import { describe, expect, it } from "vitest";
 import {
-  decodeCoordinatorPublish,
-  decodeFrontendWakeup,
-  decodeHandshakeInit,
-  decodeHandshakeStatus,
-  decodeInputMessage,
-  decodeOutputMessage,
   ENGINE_CORE_DEAD,
   encodeAbortRequest,
   encodeCoordinatorPublish,
@@ -17,14 +11,23 @@ import {
   encodeStartDpWave,
   encodeUtilityCall,
   engineIdentity,
-  engineIndexFromIdentity,
   FinishReason,
   finishReasonName,
-  isEngineCoreDead,
+  loraRequestValue,
   ProtocolError,
   RequestType,
   VLLM_REVISION,
 } from "../src/index.js";
+import {
+  decodeCoordinatorPublish,
+  decodeFrontendWakeup,
+  decodeHandshakeInit,
+  decodeHandshakeStatus,
+  decodeInputMessage,
+  decodeOutputMessage,
+  engineIndexFromIdentity,
+  isEngineCoreDead,
+} from "./helpers/frame-shapes.js";
 
 const hex = (b: Uint8Array) => Buffer.from(b).toString("hex");
 
@@ -95,6 +98,41 @@ describe("input messages", () => {
     expect(() => decodeInputMessage([Uint8Array.of(3), Uint8Array.of(0x93, 0, 1, 0xa1, 0x6d)])).toThrow(
       /got 3 element/,
     );
+  });
+
+  it("a LoRARequest utility argument is its positional array, byte-equal to vLLM's frontend", () => {
+    // Hex made with msgspec 0.22.0 from the LoRARequest class of vllm/lora/request.py (c67fe497), encoded as
+    // core_client.py's _call_utility_async does: encode((client_index, call_id, "add_lora", (lora,))).
+    // array_like ignores omit_defaults: all 7 fields are written.
+    const python = {
+      defaults: "940007a86164645f6c6f72619197a9616461707465722d6103a82f6c6f7261732f61c0c0c2c2",
+      everyField:
+        "940007a86164645f6c6f72619197a9616461707465722d6204a82f6c6f7261732f62a46261736581a16b01c3c3",
+    };
+    const defaults = loraRequestValue({ loraName: "adapter-a", loraIntId: 3, loraPath: "/loras/a" });
+    expect(defaults).toEqual(["adapter-a", 3, "/loras/a", null, null, false, false]);
+    const everyField = loraRequestValue({
+      loraName: "adapter-b",
+      loraIntId: 4,
+      loraPath: "/loras/b",
+      baseModelName: "base",
+      tensorizerConfigDict: { k: 1 },
+      loadInplace: true,
+      is3dLoraWeight: true,
+    });
+    for (const [value, expected] of [
+      [defaults, python.defaults],
+      [everyField, python.everyField],
+    ] as const) {
+      const frames = encodeUtilityCall({ clientIndex: 0, callId: 7, method: "add_lora", args: [value] });
+      expect(frames.map(hex)).toEqual(["03", expected]);
+    }
+    // The field table's checks apply (types and LoRARequest.__post_init__), naming the field.
+    expect(() => loraRequestValue({ loraName: "a", loraIntId: 0, loraPath: "/p" })).toThrow(ProtocolError);
+    expect(() => loraRequestValue({ loraName: "a", loraIntId: 1 })).toThrow(/lora_path/);
+    expect(() =>
+      loraRequestValue({ loraName: "a", loraIntId: "1" as unknown as number, loraPath: "/p" }),
+    ).toThrow(/LoRARequest\.lora_int_id/);
   });
 
   it("START_DP_WAVE frames", () => {

@@ -1,10 +1,6 @@
 // msgspec semantics the codec implements (see README "msgspec rules"), one rule per test.
 import { describe, expect, it } from "vitest";
 import {
-  decodeEngineCoreOutputs,
-  decodeInputMessage,
-  decodeReadyResponse,
-  decodeValue,
   type EngineCoreRequest,
   encodeAddRequest,
   encodeEngineCoreOutputs,
@@ -16,6 +12,12 @@ import {
   resolveSamplingParams,
   type SamplingParamsInit,
 } from "../src/index.js";
+import {
+  decodeEngineCoreOutputs,
+  decodeInputMessage,
+  decodeReadyResponse,
+  decodeValue,
+} from "./helpers/frame-shapes.js";
 
 const hex = (b: Uint8Array) => Buffer.from(b).toString("hex");
 const fromHex = (h: string) => new Uint8Array(Buffer.from(h.replace(/\s+/g, ""), "hex"));

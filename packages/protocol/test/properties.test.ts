@@ -3,16 +3,13 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import {
-  decodeHandshakeStatus,
-  decodeInputMessage,
-  decodeValue,
   type EngineCoreRequest,
   encodeAddRequest,
   encodeHandshakeStatus,
   encodeValue,
   type HandshakeStatus,
 } from "../src/index.js";
-import { decodeFrames, encodeFrames } from "../src/messages/run.js";
+import { encodeFrames } from "../src/messages/run.js";
 import type { AnyCodec } from "../src/schema/codec.js";
 import { StructCodec } from "../src/schema/struct.js";
 import * as handshake from "../src/structs/handshake.js";
@@ -20,6 +17,12 @@ import * as output from "../src/structs/output.js";
 import * as request from "../src/structs/request.js";
 import * as sampling from "../src/structs/sampling.js";
 import { arbitraryFor, opaque } from "./helpers/arbitraries.js";
+import {
+  decodeFrames,
+  decodeHandshakeStatus,
+  decodeInputMessage,
+  decodeValue,
+} from "./helpers/frame-shapes.js";
 
 const hex = (fs: readonly Uint8Array[]) => fs.map((f) => Buffer.from(f).toString("hex"));
 const SEED = 20260801;

@@ -9,15 +9,6 @@
 // for them the decoded value is checked against the view (and msgspec's own decode verdict).
 import { describe, expect, it } from "vitest";
 import {
-  decodeCoordinatorPublish,
-  decodeFrontendWakeup,
-  decodeHandshakeInit,
-  decodeHandshakeStatus,
-  decodeInputMessage,
-  decodeOutputMessage,
-  decodeReadyResponse,
-  decodeStartDpWavePayload,
-  decodeValue,
   ENGINE_CORE_DEAD,
   type EngineCoreRequest,
   encodeAbortRequest,
@@ -32,14 +23,25 @@ import {
   encodeUtilityCall,
   encodeValue,
   engineIdentity,
-  engineIndexFromIdentity,
   Float64,
-  isEngineCoreDead,
   ProtocolError,
 } from "../src/index.js";
 import { EngineCoreReadyResponseCodec, EngineHandshakeMetadataCodec } from "../src/structs/handshake.js";
 import { EngineCoreOutputsCodec } from "../src/structs/output.js";
 import { EngineCoreRequestCodec } from "../src/structs/request.js";
+import {
+  decodeCoordinatorPublish,
+  decodeFrontendWakeup,
+  decodeHandshakeInit,
+  decodeHandshakeStatus,
+  decodeInputMessage,
+  decodeOutputMessage,
+  decodeReadyResponse,
+  decodeStartDpWavePayload,
+  decodeValue,
+  engineIndexFromIdentity,
+  isEngineCoreDead,
+} from "./helpers/frame-shapes.js";
 import {
   classify,
   framesOf,

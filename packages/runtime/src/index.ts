@@ -14,4 +14,5 @@ export type {
   ConnectionInfo,
   RequestSink,
   RuntimeConnection,
+  UtilityCallOptions,
 } from "./types.js";

@@ -81,7 +81,7 @@ export type CallBody =
       request: unknown;
     }
   | { t: "abort"; connectionId: string; requestIds: string[]; notify: boolean }
-  | { t: "utility"; connectionId: string; method: string; args: unknown[] }
+  | { t: "utility"; connectionId: string; method: string; args: unknown[]; timeoutMs: number | null }
   | { t: "diagnostics"; connectionId: string }
   | { t: "detach"; connectionId: string }
   | { t: "shutdown"; connectionId: string };
@@ -90,7 +90,7 @@ export type CallMessage = CallBody & { id: number };
 
 export type ToRuntime =
   | CallMessage
-  /** Abort the pending call `id` (only connect is cancellable). */
+  /** Abort the pending call `id` (connect and utility calls are cancellable). */
   | { t: "cancel"; id: number }
   /** The thread received the connect reply and owns the connection now. */
   | { t: "adopt"; connectionId: string }
@@ -179,7 +179,10 @@ export type SupervisorToRuntime =
 
 export interface RuntimeWorkerData {
   gen: string;
-  /** Int32[0] becomes 1 once the runtime closed its sockets after an "exit" request. */
+  /**
+   * Int32[0] becomes 1 once the runtime has no socket left and opens none: after an "exit" request closed
+   * them, after a crash closed them, or on retirement (the supervisor's exit handler waits on it).
+   */
   exitFlag: SharedArrayBuffer;
   /** Enables SupervisorToRuntime "crash". */
   testHooks: boolean;

@@ -28,14 +28,24 @@ export interface ConnectionInfo {
 }
 
 /**
- * What the runtime dropped from the engines' output because it belongs to no request, since the connection
- * opened. Everything but `outputsAfterAbort` is an engine anomaly and is also logged as a process warning
- * from the runtime thread (codes VLLM_UNDECODABLE_OUTPUT, VLLM_STRAY_OUTPUT, VLLM_UNKNOWN_UTILITY_REPLY): the
- * first at once, then at most one "N more like this" summary per kind every 10 s.
+ * What the runtime dropped from the engines' output since the connection opened, and what undecodable
+ * messages cost. Everything but `outputsAfterAbort` is an engine anomaly and is also logged as a process
+ * warning from the runtime thread (codes VLLM_UNDECODABLE_OUTPUT, VLLM_STRAY_OUTPUT,
+ * VLLM_UNKNOWN_UTILITY_REPLY): the first at once, then at most one "N more like this" summary per kind every 10 s.
  */
 export interface ConnectionDiagnostics {
-  /** Output messages that could not be decoded (garbage, wrong frame count, aux index out of range …); dropped. */
+  /**
+   * Output messages that could not be decoded (garbage, aux index out of range, a shape vLLM never sends …),
+   * or 2+ frames starting with the ENGINE_CORE_DEAD sentinel. None is delivered; what each one failed is
+   * counted below (see the README: the streams it names, the utility call it answers, or its engine).
+   */
   undecodableOutputMessages: number;
+  /** Streams failed with a ProtocolError: named by an undecodable message, or of an engine one made dead. */
+  requestsFailedByProtocolError: number;
+  /** Utility calls failed with a ProtocolError (their reply could not be decoded, or their engine died of one). */
+  utilityCallsFailedByProtocolError: number;
+  /** Engines treated as dead because of undecodable output (see the README for the rule). */
+  enginesDeadByProtocolError: number;
   /** Outputs for a request after it was aborted: the engine had them in flight (normal; not logged). */
   outputsAfterAbort: number;
   /** Outputs for a request after its final output (a second finish, more tokens …). */
@@ -47,7 +57,12 @@ export interface ConnectionDiagnostics {
   outputsForUnknownRequests: number;
   /** Utility replies for a call id nobody waits for (or from another engine than the one called); dropped. */
   unknownUtilityReplies: number;
-  /** Why the latest undecodable message was rejected, or null. */
+  /**
+   * Utility replies that came after their call timed out or was aborted (`timeoutMs` / `signal`); dropped,
+   * never delivered to another call. Expected after a timeout, so not logged.
+   */
+  lateUtilityReplies: number;
+  /** Why the latest undecodable message was rejected (with `engineIndex` and `outcome`), or null. */
   lastProtocolError: ProtocolError | null;
 }
 
@@ -55,8 +70,17 @@ export interface ConnectionDiagnostics {
 export interface RequestSink {
   /** The outputs of one engine step for this request; the last one may carry finishReason. */
   outputs(batch: EngineCoreOutput[], meta: { engineIndex: number; timestamp: number }): void;
-  /** EngineDeadError / RuntimeCrashedError / ClientClosedError / RequestStreamClosedError. Called at most once. */
+  /**
+   * EngineDeadError / ProtocolError (an undecodable output named the request or killed its engine) /
+   * RuntimeCrashedError / ClientClosedError / RequestStreamClosedError. Called at most once.
+   */
   fail(error: Error): void;
+}
+
+/** Bounds of one utility call. Without either it waits as long as the engines take (like vLLM). */
+export interface UtilityCallOptions {
+  signal?: AbortSignal | undefined;
+  timeoutMs?: number | undefined;
 }
 
 export interface RuntimeConnection {
@@ -73,10 +97,16 @@ export interface RuntimeConnection {
    * threads always get that final ABORT output.
    */
   abort(requestIds: readonly string[], options?: { notify?: boolean }): Promise<string[]>;
-  /** Calls `method` on every engine; one result per engine, in engine order. */
+  /**
+   * Calls `method` on every engine; one result per engine, in engine order. With `timeoutMs` (a positive
+   * finite number of ms, at most 2^31 - 1) it rejects with UtilityTimeoutError when some engine has not
+   * answered by then; with `signal` it rejects with the signal's reason when aborted. Either way the call is
+   * forgotten and a later reply is dropped (`lateUtilityReplies`).
+   */
   callUtility(
     method: string,
     args: readonly unknown[],
+    options?: UtilityCallOptions,
   ): Promise<{ engineIndex: number; output: UtilityOutput }[]>;
   /** Counters of dropped output messages (see ConnectionDiagnostics). */
   diagnostics(): Promise<ConnectionDiagnostics>;

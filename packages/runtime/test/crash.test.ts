@@ -3,6 +3,7 @@
 // runtime.
 process.env.VLLM_ENGINE_CORE_TEST_HOOKS = "1";
 
+import { type AddressInfo, connect, createServer } from "node:net";
 import type { MockEngineProcess } from "@vllm-engine-core/mock-engine";
 import { RuntimeCrashedError } from "@vllm-engine-core/protocol";
 import { afterEach, describe, expect, it } from "vitest";
@@ -11,6 +12,48 @@ import { type ConnectionHandle, openConnection } from "../src/index.ts";
 import { collector, ipcAddress, request, startEngines, stopAll, TestThread, withTimeout } from "./helpers.ts";
 
 let engines: MockEngineProcess[] = [];
+
+async function freeTcpAddress(): Promise<string> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return `tcp://127.0.0.1:${port}`;
+}
+
+const portOf = (address: string) => Number(address.slice(address.lastIndexOf(":") + 1));
+
+/** Resolves once the runtime's socket listens on the tcp address (a plain TCP connect, closed at once). */
+async function untilListening(address: string): Promise<void> {
+  for (;;) {
+    const ok = await new Promise<boolean>((resolve) => {
+      const socket = connect(portOf(address), "127.0.0.1");
+      socket.once("connect", () => {
+        socket.destroy();
+        resolve(true);
+      });
+      socket.once("error", () => resolve(false));
+    });
+    if (ok) return;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+/** Resolves once a plain server can listen on the address (nothing holds it any more). */
+async function untilBindable(address: string): Promise<void> {
+  for (;;) {
+    const server = createServer();
+    const bound = await new Promise<boolean>((resolve) => {
+      server.once("error", () => resolve(false));
+      server.listen(portOf(address), "127.0.0.1", () => resolve(true));
+    });
+    if (bound) {
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      return;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
 const threads: TestThread[] = [];
 
 afterEach(async () => {
@@ -66,6 +109,22 @@ describe("runtime crash", () => {
     expect((await withTimeout(fresh.done, 10_000, "fresh stream")).tokens).toHaveLength(3);
     await main.shutdown(); // harmless on a crashed connection
     await again.shutdown();
+  });
+
+  it("a crash while a connect waits for HELLO closes that connect's sockets too", async () => {
+    const handshakeAddress = await freeTcpAddress();
+    const connecting = openConnection({
+      transport: { mode: "handshake-owner", handshakeAddress, readyTimeoutMs: 60_000 },
+    });
+    connecting.catch(() => undefined);
+    await untilListening(handshakeAddress);
+    mainThreadSupervisor()!.crashForTesting("crash during connect");
+    await expect(withTimeout(connecting, 10_000, "connect failure")).rejects.toBeInstanceOf(
+      RuntimeCrashedError,
+    );
+    // Closed by the runtime itself, well before the supervisor's 5 s terminate() fallback (which, with a
+    // receive still pending on the handshake socket, would abort this whole process).
+    await withTimeout(untilBindable(handshakeAddress), 3_000, "handshake address released");
   });
 
   it("attaching to a connection of a crashed runtime fails with RuntimeCrashedError", async () => {

@@ -2,6 +2,7 @@
 // the process alive only while a connection is open, ends by itself after the last one closes, survives
 // process.exit() with an open connection, and refuses to start without a main-thread host.
 import { spawn } from "node:child_process";
+import { removeStaleIpcFiles } from "@vllm-engine-core/mock-engine";
 import { describe, expect, it } from "vitest";
 import { HOST_ACK_TIMEOUT_MS } from "../src/timing.ts";
 import { fixture, ipcAddress } from "./helpers.ts";
@@ -29,6 +30,8 @@ function run(script: string, args: string[], timeoutMs = 30_000): Promise<Outcom
   return new Promise((resolve) =>
     child.once("close", (code, signal) => {
       clearTimeout(killer);
+      // The child's transport removes what it bound unless it was killed: then the parent does.
+      removeStaleIpcFiles(args);
       resolve({ code, signal, stdout, stderr, exitedAt: Date.now() });
     }),
   );

@@ -1,4 +1,4 @@
-import { encodeHandshakeInit, engineIdentity } from "@vllm-engine-core/protocol";
+import { encodeHandshakeInit } from "@vllm-engine-core/protocol";
 import * as zmq from "zeromq";
 import {
   type CoordinatorRuntime,
@@ -135,7 +135,7 @@ async function connectAsHandshakeOwner(
   const registered = await awaitRegistrations({
     socket: plane.input,
     address: plane.inputAddress,
-    expected: [...identities.values()],
+    expected: { start: 0, count: engineCount }, // exactly the engines that said HELLO
     timeoutMs,
     signal,
   });
@@ -165,7 +165,7 @@ async function connectBootstrapped(
   const registered = await awaitRegistrations({
     socket: plane.input,
     address: plane.inputAddress,
-    expected: Array.from({ length: count }, (_, k) => engineIdentity(start + k)),
+    expected: { start, count },
     timeoutMs: config.readyTimeoutMs ?? DEFAULT_READY_TIMEOUT_MS,
     signal,
   });

@@ -142,6 +142,7 @@ export class ZmqEngineTransport implements EngineTransport {
   async #readOutputs(route: OutputRoute, sink: OutputSink): Promise<void> {
     const output = route.socket;
     const senders = this.engines.filter((engine) => engine.outputAddress === route.address);
+    const senderIndices = senders.map((engine) => engine.index);
     for (;;) {
       let frames: Buffer[];
       try {
@@ -163,7 +164,7 @@ export class ZmqEngineTransport implements EngineTransport {
           error instanceof ProtocolError
             ? error
             : new ProtocolError({ struct: "EngineCoreOutputs", detail: describe(error) });
-        this.#deliver(() => sink.onBadMessage(protocolError, frames));
+        this.#deliver(() => sink.onBadMessage(protocolError, frames, senderIndices));
         continue;
       }
       if (message.kind === "dead") {

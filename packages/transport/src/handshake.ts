@@ -2,14 +2,14 @@
 import {
   decodeHandshakeStatus,
   EngineDeadError,
+  type EngineIndexRange,
   engineIndexFromIdentity,
   type HandshakeStatus,
   HandshakeTimeoutError,
-  UnexpectedEngineIdentityError,
   UnexpectedHandshakeMessageError,
 } from "@vllm-engine-core/protocol";
 import type * as zmq from "zeromq";
-import { describeIndices, identityHex } from "./identity.js";
+import { identityHex, indexInRange, unexpectedIdentity } from "./identity.js";
 import { disconnectedIdentity } from "./liveness.js";
 import { abortable, receiveWithin } from "./waits.js";
 
@@ -28,11 +28,16 @@ export interface HandshakeParams {
 
 type EngineState = "hello" | "ready";
 
-const IDENTITY_RULE = "a 2-byte little-endian engine index (vLLM's EngineCoreProc routing identity)";
-
-/** Runs the handshake for `engineCount` engines; returns their identities keyed by hex, in HELLO order. */
+/**
+ * Runs the handshake for engines 0 … `engineCount - 1` (the ones a vLLM frontend launches:
+ * `launch_core_engines` makes one `CoreEngine(index=i)` per data-parallel rank); returns their identities
+ * keyed by hex, in HELLO order. A message from any other identity fails the handshake before anything is
+ * sent to that peer.
+ */
 export async function runHandshake(params: HandshakeParams): Promise<Map<string, Uint8Array>> {
   const { socket, address, engineCount, timeoutMs, signal } = params;
+  const range: EngineIndexRange = { start: 0, count: engineCount };
+  const parse = (frames: Buffer[]) => parseHandshakeMessage(frames, address, range);
   const states = new Map<string, EngineState>();
   const identities = new Map<string, Uint8Array>();
   const pendingReady = () =>
@@ -49,7 +54,7 @@ export async function runHandshake(params: HandshakeParams): Promise<Map<string,
       () => new HandshakeTimeoutError({ stage: "HELLO", engineIndex: null, address, timeoutMs }),
     );
     if (isDisconnectNotification(frames, states, address)) continue;
-    const { identity, hex, index, status } = parseHandshakeMessage(frames, address);
+    const { identity, hex, index, status } = parse(frames);
     if (status.status === "HELLO") {
       if (states.has(hex)) {
         throw new UnexpectedHandshakeMessageError({
@@ -62,14 +67,14 @@ export async function runHandshake(params: HandshakeParams): Promise<Map<string,
       states.set(hex, "hello");
       identities.set(hex, identity);
     } else if (status.status === "READY") {
-      if (params.coordinatorGate !== undefined) {
+      if (states.has(hex) && params.coordinatorGate !== undefined) {
         throw new UnexpectedHandshakeMessageError({
           engineIndex: index,
           address,
           detail: "READY before the coordinator startup gate opened",
         });
       }
-      markReady(states, hex, index, address, [...identities.values()]);
+      markReady(states, hex, index, address);
     } else {
       throw unexpectedStatus(status, index, address, "HELLO");
     }
@@ -77,7 +82,7 @@ export async function runHandshake(params: HandshakeParams): Promise<Map<string,
 
   let inFlight: Promise<Buffer[]> | undefined;
   if (params.coordinatorGate !== undefined) {
-    ({ inFlight } = await gateWatchingHandshake(params.coordinatorGate, socket, states, address));
+    ({ inFlight } = await gateWatchingHandshake(params.coordinatorGate, socket, states, address, range));
   }
 
   // READY phase: every engine that said HELLO must now say READY (once).
@@ -92,11 +97,11 @@ export async function runHandshake(params: HandshakeParams): Promise<Map<string,
     );
     inFlight = undefined;
     if (isDisconnectNotification(frames, states, address)) continue;
-    const { hex, index, status } = parseHandshakeMessage(frames, address);
+    // Every engine of the range said HELLO by now, so an identity in range is a known engine.
+    const { hex, index, status } = parse(frames);
     if (status.status === "READY") {
-      markReady(states, hex, index, address, [...identities.values()]);
+      markReady(states, hex, index, address);
     } else if (status.status === "HELLO") {
-      if (!states.has(hex)) throw unknownEngine(hex, address, [...identities.values()]);
       throw new UnexpectedHandshakeMessageError({
         engineIndex: index,
         address,
@@ -121,6 +126,7 @@ async function gateWatchingHandshake(
   socket: zmq.Router,
   states: Map<string, EngineState>,
   address: string,
+  range: EngineIndexRange,
 ): Promise<{ inFlight: Promise<Buffer[]> }> {
   const gateOpened = gate().then(() => undefined);
   // Whichever side loses is settled later (the socket closes on failure): never an unhandled rejection.
@@ -131,7 +137,7 @@ async function gateWatchingHandshake(
     const frames = await Promise.race([gateOpened, receiving]);
     if (frames === undefined) return { inFlight: receiving };
     if (isDisconnectNotification(frames, states, address)) continue;
-    const { index } = parseHandshakeMessage(frames, address);
+    const { index } = parseHandshakeMessage(frames, address, range);
     throw new UnexpectedHandshakeMessageError({
       engineIndex: index,
       address,
@@ -160,15 +166,16 @@ function isDisconnectNotification(
   });
 }
 
-function markReady(
-  states: Map<string, EngineState>,
-  hex: string,
-  index: number,
-  address: string,
-  known: Uint8Array[],
-): void {
+function markReady(states: Map<string, EngineState>, hex: string, index: number, address: string): void {
   const state = states.get(hex);
-  if (state === undefined) throw unknownEngine(hex, address, known);
+  if (state === undefined) {
+    // vLLM: "Unexpected READY message for … engine N in NEW state" (wait_for_engine_startup).
+    throw new UnexpectedHandshakeMessageError({
+      engineIndex: index,
+      address,
+      detail: "READY before HELLO (an engine says HELLO first and READY only after it received INIT)",
+    });
+  }
   if (state === "ready") {
     throw new UnexpectedHandshakeMessageError({ engineIndex: index, address, detail: "duplicate READY" });
   }
@@ -182,21 +189,23 @@ interface ParsedHandshakeMessage {
   status: HandshakeStatus;
 }
 
-function parseHandshakeMessage(frames: Buffer[], address: string): ParsedHandshakeMessage {
+/** Checks the frames, then the identity against `range` (vLLM's order), then decodes the status map. */
+function parseHandshakeMessage(
+  frames: Buffer[],
+  address: string,
+  range: EngineIndexRange,
+): ParsedHandshakeMessage {
   const identity = frames[0];
-  const index =
-    identity !== undefined && identity.length === 2 ? engineIndexFromIdentity(identity) : undefined;
   if (frames.length !== 2 || identity === undefined) {
     throw new UnexpectedHandshakeMessageError({
-      engineIndex: index,
+      engineIndex: identity?.length === 2 ? engineIndexFromIdentity(identity) : undefined,
       address,
       detail: `expected 2 frames [identity, status map], got ${Math.max(frames.length - 1, 0)} frame(s) after the identity`,
     });
   }
+  const index = indexInRange(identity, range);
+  if (index === undefined) throw unexpectedIdentity(identity, address, range);
   const hex = identityHex(identity);
-  if (index === undefined) {
-    throw new UnexpectedEngineIdentityError({ identityHex: hex, address, expected: IDENTITY_RULE });
-  }
   let status: HandshakeStatus;
   try {
     status = decodeHandshakeStatus(frames[1]!);
@@ -221,12 +230,4 @@ function unexpectedStatus(
     address,
     detail: `unexpected handshake status ${JSON.stringify(status.status)} during the ${phase} phase (expected "HELLO" or "READY")`,
   });
-}
-
-function unknownEngine(hex: string, address: string, known: Uint8Array[]): UnexpectedEngineIdentityError {
-  const expected =
-    known.length === 0
-      ? "HELLO before READY"
-      : `one of the engines that said HELLO (${describeIndices(known.map(engineIndexFromIdentity))})`;
-  return new UnexpectedEngineIdentityError({ identityHex: hex, address, expected });
 }

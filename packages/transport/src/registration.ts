@@ -2,13 +2,14 @@
 import {
   decodeReadyResponse,
   type EngineCoreReadyResponse,
+  type EngineIndexRange,
+  engineIdentity,
   engineIndexFromIdentity,
   HandshakeTimeoutError,
-  UnexpectedEngineIdentityError,
   UnexpectedHandshakeMessageError,
 } from "@vllm-engine-core/protocol";
 import type * as zmq from "zeromq";
-import { compareIdentity, describeIndices, identityHex } from "./identity.js";
+import { compareIdentity, identityHex, unexpectedIdentity } from "./identity.js";
 import type { ConnectedEngine } from "./types.js";
 import { receiveWithin } from "./waits.js";
 
@@ -16,7 +17,8 @@ export interface RegistrationParams {
   socket: zmq.Router;
   /** Real bound input endpoint (for errors). */
   address: string;
-  expected: readonly Uint8Array[];
+  /** One registration per engine of this range (handshake-owner: the engines that said HELLO). */
+  expected: EngineIndexRange;
   timeoutMs: number;
   signal: AbortSignal | undefined;
 }
@@ -27,7 +29,13 @@ export type RegisteredEngine = Omit<ConnectedEngine, "outputAddress">;
 /** Waits for every expected engine's registration; returns the engines sorted by identity bytes. */
 export async function awaitRegistrations(params: RegistrationParams): Promise<RegisteredEngine[]> {
   const { socket, address, timeoutMs, signal } = params;
-  const pending = new Map(params.expected.map((identity) => [identityHex(identity), identity]));
+  const { start, count } = params.expected;
+  const pending = new Map(
+    Array.from({ length: count }, (_, k) => {
+      const identity = engineIdentity(start + k);
+      return [identityHex(identity), identity] as const;
+    }),
+  );
   const registered = new Map<string, RegisteredEngine>();
 
   while (pending.size > 0) {
@@ -68,11 +76,8 @@ export async function awaitRegistrations(params: RegistrationParams): Promise<Re
       }
       // An empty frame from a stranger is the ROUTER's disconnect notification for a stray peer: not ours.
       if (payload.length === 0) continue;
-      throw new UnexpectedEngineIdentityError({
-        identityHex: hex,
-        address,
-        expected: `an input registration from ${describeIndices(waitingFor)}`,
-      });
+      // Neither pending nor registered: outside the expected range (the same check as the handshake's).
+      throw unexpectedIdentity(identity, address, params.expected);
     }
     if (payload.length === 0) {
       throw new UnexpectedHandshakeMessageError({

@@ -54,8 +54,12 @@ export interface OutputSink {
    * engineIndex is null only when the coordinator is gone (every engine). Called at most once per engine index.
    */
   onEngineDead(engineIndex: number | null, reason: string): void;
-  /** An undecodable output message: reported, the loop keeps running. */
-  onBadMessage(error: ProtocolError, frames: Buffer[]): void;
+  /**
+   * An undecodable output message (or one of a shape vLLM never sends): reported, the loop keeps running.
+   * `senders`: the indices of the engines that push to the output socket it arrived on (one engine with the
+   * default per-engine output sockets), so the receiver can tell which engine sent it.
+   */
+  onBadMessage(error: ProtocolError, frames: Buffer[], senders: readonly number[]): void;
 }
 
 /** Wave state of the data-parallel coordinator, as far as this frontend knows it. */

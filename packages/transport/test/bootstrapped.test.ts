@@ -69,9 +69,48 @@ describe("bootstrapped mode", () => {
     await expect(connecting).rejects.toMatchObject({
       name: "UnexpectedEngineIdentityError",
       identityHex: "0500",
+      engineIndex: 5,
       address: inputAddress,
-      expected: "an input registration from engines 0, 1",
+      expectedRange: { start: 0, count: 2 },
+      expected: "engine indices 0…1 (engineCount 2)",
     });
+  });
+
+  it("names engineStartIndex in the expected range (the same check as the handshake's)", async () => {
+    const inputAddress = ipc.address("in");
+    const outputAddress = ipc.address("out");
+    const w = worker();
+    const connecting = w.connect({
+      config: { mode: "bootstrapped", inputAddress, outputAddress, engineStartIndex: 4, engineCount: 2 },
+    });
+    const below = new RawEngine(3);
+    defer(() => below.close());
+    await below.register(inputAddress);
+    const error = (await connecting.catch((e: unknown) => e)) as Error;
+    expect(error).toMatchObject({
+      name: "UnexpectedEngineIdentityError",
+      identityHex: "0300",
+      engineIndex: 3,
+      expectedRange: { start: 4, count: 2 },
+      expected: "engine indices 4…5 (engineStartIndex 4, engineCount 2)",
+    });
+    expect(error.message).toContain(`0x0300 (engine index 3) connected to ${inputAddress}`);
+  });
+
+  it("sorts engines by identity bytes (00 01 < ff 00: engine 256 before 255)", async () => {
+    const inputAddress = ipc.address("in");
+    const outputAddress = ipc.address("out");
+    const w = worker();
+    const connecting = w.connect({
+      config: { mode: "bootstrapped", inputAddress, outputAddress, engineStartIndex: 255, engineCount: 2 },
+    });
+    const engines = [255, 256].map((index) => new RawEngine(index));
+    defer(() => {
+      for (const e of engines) e.close();
+    });
+    for (const e of engines) await e.register(inputAddress);
+    const result = await connecting;
+    expect(result.engines.map((e) => e.index)).toEqual([256, 255]);
   });
 
   it("names the missing engine when a registration times out", async () => {

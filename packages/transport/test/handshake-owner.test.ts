@@ -42,24 +42,25 @@ describe("handshake-owner mode", () => {
     expect(result.engines[0]!.readyResponse.dataParallelRank).toBe(0);
   });
 
-  it("sorts four engines by identity bytes (00 00 < 00 01 < 01 00 < 02 00)", async () => {
+  it("brings up four engines that say HELLO out of order; sorted by identity bytes", async () => {
     const handshakeAddress = ipc.address("hs");
     const w = worker();
     const connecting = w.connect({
       config: { mode: "handshake-owner", handshakeAddress, engineCount: 4, readyTimeoutMs: 10_000 },
     });
-    const engines = [2, 256, 1, 0].map((index) => new RawEngine(index));
+    // Indices stay inside [0, engineCount) as vLLM's ranks do; bootstrapped.test.ts covers 00 01 < ff 00.
+    const engines = [2, 3, 1, 0].map((index) => new RawEngine(index));
     defer(() => {
       for (const e of engines) e.close();
     });
     await Promise.all(engines.map((e) => e.startup(handshakeAddress)));
     const result = await connecting;
-    expect(result.engines.map((e) => e.index)).toEqual([0, 256, 1, 2]);
+    expect(result.engines.map((e) => e.index)).toEqual([0, 1, 2, 3]);
     expect(result.engines.map((e) => e.readyResponse.instanceId)).toEqual([
       "raw-0",
-      "raw-256",
       "raw-1",
       "raw-2",
+      "raw-3",
     ]);
   });
 

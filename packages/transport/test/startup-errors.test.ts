@@ -1,3 +1,4 @@
+import { existsSync } from "node:fs";
 import { type MockEngineProcess, startMockEngine } from "@vllm-engine-core/mock-engine";
 import { encodeHandshakeStatus } from "@vllm-engine-core/protocol";
 import { afterAll, describe, expect, it } from "vitest";
@@ -105,8 +106,9 @@ describe("startup timeouts", () => {
   });
 
   it("REGISTRATION: names the engine and the input address", async () => {
-    const config = ownerConfig({ readyTimeoutMs: 600 });
+    const config = ownerConfig({ engineCount: 4, readyTimeoutMs: 600 });
     const connecting = worker().connect({ config });
+    for (const index of [0, 1, 2]) await rawEngine(index).startup(config.handshakeAddress);
     const engine = rawEngine(3);
     await engine.hello(config.handshakeAddress);
     await engine.sendStatus("READY"); // but never registers on the input socket
@@ -202,7 +204,9 @@ describe("unexpected handshake messages", () => {
       name: "UnexpectedEngineIdentityError",
       code: "UNEXPECTED_ENGINE_IDENTITY",
       identityHex: "aabbcc",
+      engineIndex: null,
       address: config.handshakeAddress,
+      expected: expect.stringContaining("2-byte little-endian engine index"),
     });
   });
 
@@ -231,16 +235,21 @@ describe("unexpected handshake messages", () => {
     });
   });
 
-  it("rejects READY from an engine that never said HELLO", async () => {
+  it("rejects READY before HELLO, saying exactly that", async () => {
     const config = ownerConfig({ engineCount: 2 });
     const connecting = worker().connect({ config });
     await rawEngine(0).hello(config.handshakeAddress);
-    await rawEngine(7).sendStatus("READY", config.handshakeAddress);
-    await expect(connecting).rejects.toMatchObject({
-      name: "UnexpectedEngineIdentityError",
-      identityHex: "0700",
-      expected: expect.stringContaining("engine 0"),
+    await rawEngine(1).sendStatus("READY", config.handshakeAddress);
+    const error = (await connecting.catch((e: unknown) => e)) as Error;
+    expect(error).toMatchObject({
+      name: "UnexpectedHandshakeMessageError",
+      code: "UNEXPECTED_HANDSHAKE_MESSAGE",
+      engineIndex: 1,
+      address: config.handshakeAddress,
+      detail: expect.stringMatching(/^READY before HELLO/),
     });
+    expect(error.message).not.toMatch(/data-parallel|rank/);
+    await assertBindable([config.handshakeAddress, config.localInputAddress, config.localOutputAddress]);
   });
 
   it("rejects a registration from an engine that did not take part in the handshake", async () => {
@@ -253,8 +262,10 @@ describe("unexpected handshake messages", () => {
     await expect(connecting).rejects.toMatchObject({
       name: "UnexpectedEngineIdentityError",
       identityHex: "0900",
+      engineIndex: 9,
       address: config.localInputAddress,
-      expected: expect.stringContaining("engine 0"),
+      expectedRange: { start: 0, count: 1 },
+      expected: "engine index 0 (engineCount 1)",
     });
     await assertBindable([config.handshakeAddress, config.localInputAddress, config.localOutputAddress]);
   });
@@ -286,6 +297,98 @@ describe("unexpected handshake messages", () => {
     await expect(connecting).rejects.toMatchObject({
       name: "UnexpectedHandshakeMessageError",
       detail: expect.stringContaining("not an EngineCoreReadyResponse"),
+    });
+  });
+});
+
+// vLLM's frontend looks a HELLO's identity up among the engines it expects and refuses a stranger before it
+// sends INIT (vllm/v1/engine/utils.py wait_for_engine_startup: "unexpected data parallel rank").
+describe("a HELLO from an engine outside [0, engineCount)", () => {
+  /** No INIT reaches `engine` within a while (the frontend never answered its HELLO). */
+  async function expectNoInit(engine: RawEngine): Promise<void> {
+    const received = await Promise.race([
+      engine.handshake!.receive().then(() => "INIT"),
+      new Promise((resolve) => setTimeout(() => resolve("nothing"), 500)),
+    ]);
+    expect(received).toBe("nothing");
+  }
+
+  /** Every socket of the failed connect was closed: its ipc files are removed (only after a close), and the
+   *  addresses bind again. */
+  async function expectReleased(config: ReturnType<typeof ownerConfig>): Promise<void> {
+    const addresses = [config.handshakeAddress, config.localInputAddress, config.localOutputAddress];
+    for (const address of addresses) expect(existsSync(address.slice("ipc://".length))).toBe(false);
+    await assertBindable(addresses);
+  }
+
+  it("fails connect() naming the identity, the address and the range; no INIT; every socket released", async () => {
+    const config = ownerConfig({ engineCount: 2, readyTimeoutMs: 20_000 });
+    const started = Date.now();
+    const connecting = worker().connect({ config });
+    const stranger = rawEngine(2);
+    await stranger.sendStatus("HELLO", config.handshakeAddress);
+    const error = (await connecting.catch((e: unknown) => e)) as Error;
+    expect(error).toMatchObject({
+      name: "UnexpectedEngineIdentityError",
+      code: "UNEXPECTED_ENGINE_IDENTITY",
+      identityHex: "0200",
+      engineIndex: 2,
+      address: config.handshakeAddress,
+      expectedRange: { start: 0, count: 2 },
+      expected: "engine indices 0…1 (engineCount 2)",
+    });
+    expect(error.message).toContain(
+      `A peer with identity 0x0200 (engine index 2) connected to ${config.handshakeAddress}, expected engine indices 0…1 (engineCount 2).`,
+    );
+    expect(Date.now() - started).toBeLessThan(10_000); // at once, not at readyTimeoutMs
+    await expectNoInit(stranger);
+    await expectReleased(config);
+  });
+
+  it("after an expected engine got its INIT: the stranger gets none, the connect fails", async () => {
+    const config = ownerConfig({ engineCount: 2, readyTimeoutMs: 20_000 });
+    const connecting = worker().connect({ config });
+    const expected = rawEngine(0);
+    await expected.hello(config.handshakeAddress);
+    const stranger = rawEngine(300);
+    await stranger.sendStatus("HELLO", config.handshakeAddress);
+    await expect(connecting).rejects.toMatchObject({
+      name: "UnexpectedEngineIdentityError",
+      identityHex: "2c01",
+      engineIndex: 300,
+      expectedRange: { start: 0, count: 2 },
+    });
+    await expectNoInit(stranger);
+    await expectReleased(config);
+  });
+
+  it("once every expected engine said HELLO (READY phase), a stranger's HELLO still fails the connect", async () => {
+    const config = ownerConfig({ readyTimeoutMs: 20_000 });
+    const connecting = worker().connect({ config });
+    await rawEngine(0).hello(config.handshakeAddress);
+    const stranger = rawEngine(1);
+    await stranger.sendStatus("HELLO", config.handshakeAddress);
+    await expect(connecting).rejects.toMatchObject({
+      name: "UnexpectedEngineIdentityError",
+      identityHex: "0100",
+      engineIndex: 1,
+      expectedRange: { start: 0, count: 1 },
+      expected: "engine index 0 (engineCount 1)",
+    });
+    await expectNoInit(stranger);
+    await expectReleased(config);
+  });
+
+  it("a READY from outside the range is the same identity error", async () => {
+    const config = ownerConfig({ engineCount: 2 });
+    const connecting = worker().connect({ config });
+    await rawEngine(0).hello(config.handshakeAddress);
+    await rawEngine(7).sendStatus("READY", config.handshakeAddress);
+    await expect(connecting).rejects.toMatchObject({
+      name: "UnexpectedEngineIdentityError",
+      identityHex: "0700",
+      engineIndex: 7,
+      expectedRange: { start: 0, count: 2 },
     });
   });
 });

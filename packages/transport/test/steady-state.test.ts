@@ -159,9 +159,19 @@ describe("the output loop", () => {
     const bad = await w.waitForEvent(isBad);
     expect(bad.error).toMatchObject({ __vllmError: "ProtocolError" });
     expect(bad.frameCount).toBe(1);
+    expect(bad.senders).toEqual([0]);
     const outputs = await w.waitForEvent(isOutputs);
     expect(outputs.outputs.timestamp).toBe(7);
     expect(w.events.indexOf(bad)).toBeLessThan(w.events.indexOf(outputs));
+  });
+
+  it("names the engines that push to the socket an undecodable message came on", async () => {
+    const own = await withRawEngines(2);
+    await own.engines[1]!.pushFrames([Uint8Array.of(0xc1)]);
+    expect((await own.w.waitForEvent(isBad)).senders).toEqual([1]);
+    const shared = await withRawEngines(2, { localOutputAddress: ipc.address("shared-out") });
+    await shared.engines[1]!.pushFrames([Uint8Array.of(0xc1)]);
+    expect((await shared.w.waitForEvent(isBad)).senders).toEqual([0, 1]);
   });
 
   it("reports the mock engine's garbage frame and keeps streaming", async () => {

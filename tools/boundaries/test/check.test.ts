@@ -165,16 +165,18 @@ describe("the check:boundaries command", () => {
 
   it("exits 1 and names the violation on a bad tree, 0 on a clean one", () => {
     const bad = fixture({ ...CLEAN, "packages/client/src/bad.ts": 'import "zeromq";\n' });
+    // tsx keeps a directory of its own in the temp dir (tsx-<uid>): give it one this test removes.
+    const env = { ...process.env, TMPDIR: fixture({}) };
     let failure: { status: number; stderr: string } | undefined;
     try {
-      execFileSync(tsx, [cli, "--root", bad], { encoding: "utf8", stdio: "pipe" });
+      execFileSync(tsx, [cli, "--root", bad], { encoding: "utf8", stdio: "pipe", env });
     } catch (error) {
       failure = error as { status: number; stderr: string };
     }
     expect(failure?.status).toBe(1);
     expect(failure?.stderr).toContain('packages/client/src/bad.ts:1:8 import "zeromq"');
 
-    const out = execFileSync(tsx, [cli, "--root", fixture(CLEAN)], { encoding: "utf8", stdio: "pipe" });
+    const out = execFileSync(tsx, [cli, "--root", fixture(CLEAN)], { encoding: "utf8", stdio: "pipe", env });
     expect(out).toContain("no violations");
   });
 });

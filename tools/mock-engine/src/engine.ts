@@ -4,6 +4,7 @@
 import { setTimeout as delay } from "node:timers/promises";
 import { Dealer, Push } from "zeromq";
 import { logEvent } from "./events.js";
+import { MockModelError } from "./logprobs.js";
 import type { ResolvedOptions } from "./options.js";
 import { type MockReadyResponse, makeReadyResponse } from "./ready-response.js";
 import { FINISH_ABORT, FINISH_ERROR, MockScheduler, type PauseState, type StepOutput } from "./scheduler.js";
@@ -20,6 +21,7 @@ import {
   type InitAddresses,
   type MockAddRequest,
   type MockOutputs,
+  zeroCopyThreshold,
 } from "./wire.js";
 
 /** vLLM waits this long for INIT before giving up (HANDSHAKE_TIMEOUT_MINS = 5). */
@@ -60,6 +62,7 @@ export class MockEngineCore implements UtilityHost {
   #outputQueue: OutputItem[] = [];
   #draining: Promise<void> | undefined;
   #outputDead = false;
+  #auxThreshold: number | undefined;
   #inputDead = false;
 
   #steps = 0;
@@ -295,6 +298,9 @@ export class MockEngineCore implements UtilityHost {
       minTokens: sampling.minTokens,
       eosTokenId: sampling.eosTokenId,
       stopTokenIds: sampling.stopTokenIds,
+      numLogprobs: sampling.logprobs,
+      // gpu_model_runner.py _get_prompt_logprobs_dict skips prompts given as embeddings (no token ids).
+      numPromptLogprobs: request.promptTokenIds === null ? null : sampling.promptLogprobs,
     });
     if (request.abortImmediately) this.#scheduler.abort([requestId]);
     this.#wakeLoop();
@@ -315,9 +321,36 @@ export class MockEngineCore implements UtilityHost {
       reply({ ok: false, failureMessage: "Server shutting down" });
       return;
     }
-    const outcome = invokeUtility(this, method, args);
-    if (outcome instanceof Promise) void outcome.then(reply);
-    else reply(outcome);
+    const run = () => {
+      const outcome = invokeUtility(this, method, args);
+      if (outcome instanceof Promise) void outcome.then(reply);
+      else reply(outcome);
+    };
+    const delayMs = this.#utilityDelay(method);
+    if (delayMs === 0) {
+      run();
+      return;
+    }
+    // Fault: a busy or hung engine answers late (or, past the engine's end, never).
+    logEvent({
+      event: "fault",
+      kind: "utility-delay",
+      engineIndex: this.engineIndex,
+      method,
+      callId,
+      delayMs,
+    });
+    void this.#sleep(delayMs).then(() => {
+      if (!this.#stopping && !this.#ended) run();
+    });
+  }
+
+  #utilityDelay(method: string): number {
+    const { utilityDelayMs, utilityDelayMethods, utilityDelayEngines } = this.#options.faults;
+    if (utilityDelayMs === undefined) return 0;
+    if (utilityDelayMethods !== undefined && !utilityDelayMethods.includes(method)) return 0;
+    if (utilityDelayEngines !== undefined && !utilityDelayEngines.includes(this.engineIndex)) return 0;
+    return utilityDelayMs;
   }
 
   // ---- UtilityHost -------------------------------------------------------------------------------------
@@ -365,7 +398,15 @@ export class MockEngineCore implements UtilityHost {
       if (stepMs > 0) await this.#sleep(stepMs);
       else await new Promise<void>((resolve) => setImmediate(resolve));
       if (this.#stopping || this.#ended) return;
-      const result = this.#scheduler.complete(scheduled);
+      let result: ReturnType<MockScheduler["complete"]>;
+      try {
+        result = this.#scheduler.complete(scheduled);
+      } catch (error) {
+        // An exception in EngineCore.step (the model runner) is fatal: run_engine_core sends ENGINE_CORE_DEAD.
+        if (!(error instanceof MockModelError)) throw error;
+        this.#fatal(error.message);
+        return;
+      }
       if (result.scheduled === 0) continue;
       this.#steps++;
       for (const [clientIndex, outputs] of result.byClient) this.#enqueue(clientIndex, { outputs });
@@ -513,7 +554,9 @@ export class MockEngineCore implements UtilityHost {
     }
     let frames: Uint8Array[];
     try {
-      frames = encodeOutputs(item.outputs);
+      // Read when the output thread builds its MsgpackEncoder: a bad value kills that thread in vLLM too.
+      this.#auxThreshold ??= zeroCopyThreshold();
+      frames = encodeOutputs(item.outputs, this.#auxThreshold);
     } catch (error) {
       // An encoding failure ends vLLM's output thread too: nothing is sent any more.
       this.#outputDead = true;

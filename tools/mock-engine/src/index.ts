@@ -1,5 +1,6 @@
 // Programmatic API of the mock engine (launcher side: never loads zeromq).
 export type { MockEngineEvent, MockEngineEventName } from "./events.js";
+export { ipcSocketPath, removeStaleIpcFiles } from "./ipc-files.js";
 export {
   MockEngineExitedError,
   MockEngineNotBuiltError,
@@ -9,6 +10,16 @@ export {
   mockEngineMainPath,
   startMockEngine,
 } from "./launcher.js";
+export {
+  expectedLogprobsRow,
+  type LogprobsKind,
+  type LogprobsRow,
+  type MockPromptLogprobs,
+  type MockSampleLogprobs,
+  promptLogprobs,
+  resolveNumLogprobs,
+  sampleLogprobs,
+} from "./logprobs.js";
 export {
   type MockEngineFaults,
   type MockEngineOptions,

@@ -5,6 +5,7 @@ import { basename, dirname, join } from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import type { MockEngineEvent } from "./events.js";
+import { removeStaleIpcFiles } from "./ipc-files.js";
 import { type MockEngineOptions, resolveOptions, toArgv } from "./options.js";
 
 export interface MockEngineProcess {
@@ -14,7 +15,10 @@ export interface MockEngineProcess {
   /** Resolves with the first event (past or future) matching `predicate`; default timeout 10 s. */
   waitForEvent(predicate: (e: MockEngineEvent) => boolean, timeoutMs?: number): Promise<MockEngineEvent>;
   kill(signal?: NodeJS.Signals): void;
-  /** Settles once the child exited and its output was fully read. */
+  /**
+   * Settles once the child exited, its output was fully read and the socket files of the ipc:// addresses it
+   * was given that nobody listens on any more were removed (also after a SIGKILL).
+   */
   readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
   /** SIGTERM, wait for exit (SIGKILL after 5 s). Idempotent. */
   stop(): Promise<void>;
@@ -139,6 +143,8 @@ export function startMockEngine(options: MockEngineOptions): Promise<MockEngineP
       // "close" comes after "exit" and after stdout ended, so every event line has been parsed.
       child.on("close", (code, signal) => {
         exitInfo = { code, signal };
+        // However the child ended (SIGKILL included), stale socket files at the addresses it was handed go.
+        removeStaleIpcFiles([options.handshakeAddress, options.inputAddress, options.outputAddress]);
         clearTimeout(startTimer);
         for (const listener of [...listeners]) listener(null);
         if (!started) reject(new MockEngineStartError(code, signal, stderr));

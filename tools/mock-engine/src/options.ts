@@ -23,6 +23,13 @@ export interface MockEngineFaults {
   noRegistration?: boolean;
   /** After this many steps one undecodable frame is pushed on every output socket (once). */
   garbageFrameAfterSteps?: number;
+  /**
+   * Utility calls are run this many ms after they arrive (a busy or hung engine; longer than the test = no
+   * answer). Only for `utilityDelayMethods` / `utilityDelayEngines` when given, else for every call.
+   */
+  utilityDelayMs?: number;
+  utilityDelayMethods?: string[];
+  utilityDelayEngines?: number[];
 }
 
 export interface MockEngineOptions {
@@ -128,8 +135,26 @@ export function resolveOptions(options: MockEngineOptions): ResolvedOptions {
     "stallAfterSteps",
     "stallMs",
     "garbageFrameAfterSteps",
+    "utilityDelayMs",
   ] as const) {
     nonNegativeInt(faults[key], `faults.${key}`, 0);
+  }
+  for (const index of faults.utilityDelayEngines ?? [])
+    nonNegativeInt(index, "faults.utilityDelayEngines", 0);
+  if (faults.utilityDelayMethods?.some((m) => typeof m !== "string" || m === "" || m.includes(","))) {
+    throw new MockEngineOptionsError(
+      "faults.utilityDelayMethods must be method names (non-empty, no commas)",
+      "faults.utilityDelayMethods",
+    );
+  }
+  if (
+    (faults.utilityDelayMethods !== undefined || faults.utilityDelayEngines !== undefined) &&
+    faults.utilityDelayMs === undefined
+  ) {
+    throw new MockEngineOptionsError(
+      "faults.utilityDelayMethods / utilityDelayEngines need faults.utilityDelayMs",
+      "faults.utilityDelayMs",
+    );
   }
   if (faults.stallAfterSteps !== undefined && faults.stallMs === undefined) {
     throw new MockEngineOptionsError("faults.stallAfterSteps needs faults.stallMs", "faults.stallMs");
@@ -169,6 +194,15 @@ const FLAGS = {
   "no-ready": { type: "boolean", help: "fault: never send READY" },
   "no-registration": { type: "boolean", help: "fault: never send the input-socket registration" },
   "garbage-frame-after-steps": { type: "string", help: "fault: push one undecodable frame after N steps" },
+  "utility-delay-ms": { type: "string", help: "fault: run each utility call N ms after it arrives" },
+  "utility-delay-methods": {
+    type: "string",
+    help: "fault: comma-separated methods --utility-delay-ms applies to",
+  },
+  "utility-delay-engines": {
+    type: "string",
+    help: "fault: comma-separated engines --utility-delay-ms applies to",
+  },
   "ready-response": { type: "string", help: "JSON object of EngineCoreReadyResponse overrides (camelCase)" },
   help: { type: "boolean", help: "print this help" },
 } as const;
@@ -197,6 +231,16 @@ function intFlag(values: Record<string, unknown>, name: string): number | undefi
   return n;
 }
 
+function intList(raw: string, name: string): number[] {
+  return raw.split(",").map((s) => {
+    const n = Number(s);
+    if (s.trim() === "" || !Number.isInteger(n)) {
+      throw new MockEngineOptionsError(`--${name} needs comma-separated integers, got ${raw}`, name);
+    }
+    return n;
+  });
+}
+
 /** Parses CLI flags; returns "help" when --help was given. */
 export function parseArgv(argv: readonly string[]): MockEngineOptions | "help" {
   let parsed: ReturnType<typeof parseArgs>;
@@ -217,20 +261,7 @@ export function parseArgv(argv: readonly string[]): MockEngineOptions | "help" {
   if (v.handshake !== undefined) options.handshakeAddress = String(v.handshake);
   if (v.input !== undefined) options.inputAddress = String(v.input);
   if (v.output !== undefined) options.outputAddress = String(v.output);
-  if (v.engines !== undefined) {
-    options.engineIndices = String(v.engines)
-      .split(",")
-      .map((s) => {
-        const n = Number(s);
-        if (s.trim() === "" || !Number.isInteger(n)) {
-          throw new MockEngineOptionsError(
-            `--engines needs comma-separated integers, got ${String(v.engines)}`,
-            "engines",
-          );
-        }
-        return n;
-      });
-  }
+  if (v.engines !== undefined) options.engineIndices = intList(String(v.engines), "engines");
   const stepMs = intFlag(v, "step-ms");
   if (stepMs !== undefined) options.stepMs = stepMs;
   const tokensPerStep = intFlag(v, "tokens-per-step");
@@ -243,10 +274,17 @@ export function parseArgv(argv: readonly string[]): MockEngineOptions | "help" {
     ["stall-after-steps", "stallAfterSteps"],
     ["stall-ms", "stallMs"],
     ["garbage-frame-after-steps", "garbageFrameAfterSteps"],
+    ["utility-delay-ms", "utilityDelayMs"],
   ] as const;
   for (const [flag, key] of intFaults) {
     const n = intFlag(v, flag);
     if (n !== undefined) faults[key] = n;
+  }
+  if (v["utility-delay-methods"] !== undefined) {
+    faults.utilityDelayMethods = String(v["utility-delay-methods"]).split(",");
+  }
+  if (v["utility-delay-engines"] !== undefined) {
+    faults.utilityDelayEngines = intList(String(v["utility-delay-engines"]), "utility-delay-engines");
   }
   if (v["bad-hello"]) faults.badHello = true;
   if (v["no-ready"]) faults.noReady = true;
@@ -290,6 +328,9 @@ export function toArgv(options: MockEngineOptions): string[] {
   push("stall-after-steps", f.stallAfterSteps);
   push("stall-ms", f.stallMs);
   push("garbage-frame-after-steps", f.garbageFrameAfterSteps);
+  push("utility-delay-ms", f.utilityDelayMs);
+  push("utility-delay-methods", f.utilityDelayMethods?.join(","));
+  push("utility-delay-engines", f.utilityDelayEngines?.join(","));
   if (f.badHello) argv.push("--bad-hello");
   if (f.noReady) argv.push("--no-ready");
   if (f.noRegistration) argv.push("--no-registration");

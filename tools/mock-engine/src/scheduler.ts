@@ -1,6 +1,14 @@
 // A pure, socket-free model of vLLM's scheduler for one engine: waiting/running queues, pause states,
 // per-step token generation and the stop rules of vllm/v1/core/sched/utils.py `check_stop`
-// (min_tokens, then EOS, then stop_token_ids, then max_model_len / max_tokens).
+// (min_tokens, then EOS, then stop_token_ids, then max_model_len / max_tokens), plus the logprobs the
+// model runner attaches to each output (see logprobs.ts).
+import {
+  type MockPromptLogprobs,
+  type MockSampleLogprobs,
+  promptLogprobs,
+  resolveNumLogprobs,
+  sampleLogprobs,
+} from "./logprobs.js";
 import { TokenStream } from "./tokens.js";
 
 export const FINISH_STOP = 0;
@@ -18,6 +26,10 @@ export interface SchedRequestSpec {
   minTokens: number;
   eosTokenId: number | null;
   stopTokenIds: readonly number[];
+  /** SamplingParams.logprobs (-1 = whole vocabulary); null/absent = no sample logprobs. */
+  numLogprobs?: number | null;
+  /** SamplingParams.prompt_logprobs (-1 = whole vocabulary); null/absent = no prompt logprobs. */
+  numPromptLogprobs?: number | null;
 }
 
 interface SchedRequest extends SchedRequestSpec {
@@ -30,6 +42,8 @@ export interface StepOutput {
   newTokenIds: number[];
   finishReason: number | null;
   stopReason: number | null;
+  newLogprobs?: MockSampleLogprobs | null;
+  newPromptLogprobsTensors?: MockPromptLogprobs | null;
 }
 
 export interface StepResult {
@@ -51,6 +65,8 @@ export class MockScheduler {
   readonly #waiting = new Map<string, SchedRequest>();
   readonly #running = new Map<string, SchedRequest>();
   #pause: PauseState = "unpaused";
+  /** max_num_logprobs of the batch being stepped (null: no request in it asked for logprobs). */
+  #batchNumLogprobs: number | null = null;
 
   constructor(private readonly limits: { maxModelLen: number; maxNumSeqs: number; tokensPerStep: number }) {}
 
@@ -122,10 +138,21 @@ export class MockScheduler {
         this.#running.set(id, request);
       }
     }
+    // The sampler gathers max_num_logprobs columns for the whole batch (InputBatch.max_num_logprobs,
+    // fixed for the forward pass): every request that asked for logprobs gets that width.
+    this.#batchNumLogprobs = null;
+    for (const request of this.#running.values()) {
+      if (request.numLogprobs == null) continue;
+      const n = resolveNumLogprobs(request.numLogprobs);
+      this.#batchNumLogprobs = Math.max(this.#batchNumLogprobs ?? n, n);
+    }
     return [...this.#running.keys()];
   }
 
-  /** End of a step: generates tokens for the scheduled ids that are still running (aborts in between win). */
+  /**
+   * End of a step: generates tokens for the scheduled ids that are still running (aborts in between win).
+   * Throws MockModelError where vLLM's model runner would raise (fatal for the engine).
+   */
   complete(scheduled: readonly string[]): StepResult {
     const result: StepResult = { byClient: new Map(), finished: [], scheduled: 0 };
     for (const id of scheduled) {
@@ -154,15 +181,41 @@ export class MockScheduler {
   }
 
   #generate(request: SchedRequest): StepOutput {
+    const firstPosition = request.numOutputTokens;
     const newTokenIds: number[] = [];
-    for (let i = 0; i < this.limits.tokensPerStep; i++) {
+    let stop: { finishReason: number; stopReason: number | null } | null = null;
+    for (let i = 0; i < this.limits.tokensPerStep && stop === null; i++) {
       const token = request.stream.next();
       newTokenIds.push(token);
       request.numOutputTokens++;
-      const stop = this.#checkStop(request, token);
-      if (stop) return { requestId: request.requestId, newTokenIds, ...stop };
+      stop = this.#checkStop(request, token);
     }
-    return { requestId: request.requestId, newTokenIds, finishReason: null, stopReason: null };
+    const output: StepOutput = {
+      requestId: request.requestId,
+      newTokenIds,
+      finishReason: stop?.finishReason ?? null,
+      stopReason: stop?.stopReason ?? null,
+    };
+    // Scheduler.update_from_output: logprobs.slice_request(req_index, len(new_token_ids)) for a request
+    // whose num_logprobs is set, one row per token it keeps after the stop check.
+    if (request.numLogprobs != null && this.#batchNumLogprobs !== null) {
+      output.newLogprobs = sampleLogprobs(
+        request.requestId,
+        firstPosition,
+        newTokenIds,
+        this.#batchNumLogprobs,
+      );
+    }
+    // The whole prompt's logprobs travel with the output of the step that completes prefill (the first
+    // one here: the mock prefills in one step; vLLM accumulates chunked-prefill pieces until then).
+    if (firstPosition === 0 && request.numPromptLogprobs != null) {
+      output.newPromptLogprobsTensors = promptLogprobs(
+        request.requestId,
+        request.promptTokenIds,
+        resolveNumLogprobs(request.numPromptLogprobs),
+      );
+    }
+    return output;
   }
 
   #checkStop(

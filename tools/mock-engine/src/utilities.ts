@@ -1,7 +1,32 @@
-// Utility (RPC) methods of the mock engine, modelled on the public methods of vLLM's EngineCore /
-// EngineCoreProc, with vLLM's failure texts: `Call to <method> method failed: <str(exception)>`, where the
-// exception text is what Python would raise (AttributeError for unknown names, TypeError for a missing
-// argument, an empty AssertionError for too many arguments, the method's own ValueErrors, ...).
+// Utility (RPC) methods of the mock engine, declared with the signatures of vLLM's EngineCore /
+// EngineCoreProc methods at c67fe497 (vllm/v1/engine/core.py), and run the way vLLM runs them
+// (EngineCoreProc._handle_client_request, UTILITY branch):
+//   method = getattr(self, method_name)                  → AttributeError for an unknown name
+//   method(*self._convert_msgspec_args(method, args))
+// where _convert_msgspec_args returns empty args unchanged, asserts len(args) <= number of parameters
+// (an AssertionError without text), and converts an argument with msgspec.convert(arg, annotation) only
+// where the parameter's annotation is a msgspec.Struct class: LoRARequest (array_like) for add_lora. Every
+// other argument reaches the method as the builtin the generic decoder produced, so ints, literals and
+// lists are not checked by msgspec; the method body fails on them the way Python would (e.g. `level >= 1`
+// on a str, `Invalid pause mode: ...`). A missing required argument is Python's TypeError. The failure
+// reply is `Call to <method> method failed: <str(exception)>` (EngineCoreProc._invoke_utility_method).
+import {
+  type ArrayLikeStruct,
+  isStructType,
+  msgspecConvert,
+  orNone,
+  PostInitError,
+} from "./msgspec-convert.js";
+import {
+  PyError,
+  pyCompareWithInt,
+  pyContainsStr,
+  pyIterate,
+  pyKind,
+  pyNumber,
+  pyStr,
+  pyTruthy,
+} from "./python-values.js";
 
 /** The engine-side state and actions the utilities need. */
 export interface UtilityHost {
@@ -17,7 +42,7 @@ export interface UtilityHost {
 
 export interface MockLoRA {
   loraName: string;
-  loraIntId: number;
+  loraIntId: number | bigint;
   loraPath: string;
 }
 
@@ -25,137 +50,95 @@ export interface MockLoRA {
 export class ExecutorState {
   isSleeping = false;
   sleepingTags = new Set<string>();
-  readonly loras = new Map<number, MockLoRA>();
-  readonly pinned = new Set<number>();
+  readonly loras = new Map<number | bigint, MockLoRA>();
+  readonly pinned = new Set<number | bigint>();
   profiling = false;
-  weightVersion = "default";
+  weightVersion: unknown = "default";
+  /** save_sharded_state calls: [path, pattern, max_size]. */
+  readonly savedShardedStates: unknown[][] = [];
 }
-
-/** A Python-side exception: becomes `Call to <method> method failed: <message>`. */
-class PyError extends Error {}
 
 export type UtilityOutcome = { ok: true; value: unknown } | { ok: false; failureMessage: string };
 
+/** The LoRARequest struct of vllm/lora/request.py (msgspec.Struct, omit_defaults=True, array_like=True). */
+export const LORA_REQUEST: ArrayLikeStruct = {
+  struct: "LoRARequest",
+  fields: [
+    { name: "lora_name", type: "str" },
+    { name: "lora_int_id", type: "int" },
+    { name: "lora_path", type: "str", default: () => "" },
+    { name: "base_model_name", type: orNone("str"), default: () => null },
+    { name: "tensorizer_config_dict", type: orNone("dict"), default: () => null },
+    { name: "load_inplace", type: "bool", default: () => false },
+    { name: "is_3d_lora_weight", type: "bool", default: () => false },
+  ],
+  // LoRARequest.__post_init__: a ValueError for the id, an assert for the path.
+  postInit(v) {
+    if ((v.lora_int_id as number | bigint) < 1)
+      throw new PostInitError(`id must be > 0, got ${v.lora_int_id}`);
+    if (!pyTruthy(v.lora_path)) throw new PyError("lora_path cannot be empty");
+  },
+};
+
+/**
+ * One positional parameter after `self`: its annotation (a Struct is converted; a string is the Python
+ * annotation, documentation only) and its default (absent: required).
+ */
 interface Param {
-  name: string;
-  required?: boolean;
+  readonly name: string;
+  readonly annotation: string | ArrayLikeStruct;
+  readonly hasDefault: boolean;
+  readonly default?: unknown;
 }
 
+const param = (name: string, annotation: string | ArrayLikeStruct, ...dflt: [] | [unknown]): Param =>
+  dflt.length === 0
+    ? { name, annotation, hasDefault: false }
+    : { name, annotation, hasDefault: true, default: dflt[0] };
+
 interface UtilityMethod {
-  /** Class whose qualname Python prints in TypeErrors. */
-  owner: "EngineCore" | "EngineCoreProc" | "MockEngineCore";
-  /** Positional parameters after self; `variadic` accepts any number (like *args). */
-  params: Param[] | "variadic";
+  /** Class whose qualname Python prints in TypeErrors (the class that defines the method). */
+  readonly owner: "EngineCore" | "EngineCoreProc" | "MockEngineCore";
+  /** Positional parameters after self; "variadic" accepts any number (like *args). */
+  readonly params: readonly Param[] | "variadic";
+  /** Gets every parameter, defaults filled in. */
   run(host: UtilityHost, args: unknown[]): unknown;
 }
 
-const opt = (name: string): Param => ({ name });
-const req = (name: string): Param => ({ name, required: true });
+const PAUSE_MODES = ["keep", "abort", "wait"];
 
-function truthy(value: unknown): boolean {
-  // Python truthiness for the values msgpack can carry.
-  if (value === null || value === undefined || value === false || value === 0 || value === "") return false;
-  if (typeof value === "bigint") return value !== 0n;
-  if (Array.isArray(value)) return value.length > 0;
-  if (typeof value === "object" && !(value instanceof Uint8Array)) return Object.keys(value).length > 0;
-  if (value instanceof Uint8Array) return value.length > 0;
-  return true;
-}
-
-function pyRepr(value: unknown): string {
-  if (typeof value === "string") return `'${value}'`;
-  if (value === null || value === undefined) return "None";
-  if (value === true) return "True";
-  if (value === false) return "False";
-  if (Array.isArray(value)) return `[${value.map(pyRepr).join(", ")}]`;
-  return String(value);
-}
-
-function pyStr(value: unknown): string {
-  return typeof value === "string" ? value : pyRepr(value);
-}
-
-function asInt(value: unknown): number | undefined {
-  if (typeof value === "bigint") return Number(value);
-  if (typeof value === "number" && Number.isInteger(value)) return value;
-  return undefined;
-}
-
-function msgspecTypeName(value: unknown): string {
-  if (value === null || value === undefined) return "null";
-  if (typeof value === "boolean") return "bool";
-  if (typeof value === "string") return "str";
-  if (typeof value === "bigint") return "int";
-  if (typeof value === "number") return Number.isInteger(value) ? "int" : "float";
-  if (Array.isArray(value)) return "array";
-  if (value instanceof Uint8Array) return "bytes";
-  return "object";
-}
-
-/** msgspec.convert(value, LoRARequest) followed by LoRARequest.__post_init__. */
-function convertLoRARequest(value: unknown): MockLoRA & { loadInplace: boolean } {
-  if (!Array.isArray(value)) throw new PyError(`Expected \`array\`, got \`${msgspecTypeName(value)}\``);
-  if (value.length < 2) throw new PyError(`Expected \`array\` of at least length 2, got ${value.length}`);
-  const [name, id, path = "", baseModel = null, tensorizer = null, loadInplace = false, is3d = false] = value;
-  const expect = (ok: boolean, type: string, v: unknown, at: number) => {
-    if (!ok) throw new PyError(`Expected \`${type}\`, got \`${msgspecTypeName(v)}\` - at \`$[${at}]\``);
-  };
-  expect(typeof name === "string", "str", name, 0);
-  const loraIntId = asInt(id);
-  expect(loraIntId !== undefined && typeof id !== "boolean", "int", id, 1);
-  expect(typeof path === "string", "str", path, 2);
-  expect(baseModel === null || typeof baseModel === "string", "str | null", baseModel, 3);
-  expect(
-    tensorizer === null || (typeof tensorizer === "object" && !Array.isArray(tensorizer)),
-    "object | null",
-    tensorizer,
-    4,
-  );
-  expect(typeof loadInplace === "boolean", "bool", loadInplace, 5);
-  expect(typeof is3d === "boolean", "bool", is3d, 6);
-  if ((loraIntId as number) < 1) throw new PyError(`id must be > 0, got ${loraIntId}`);
-  if (path === "") throw new PyError("lora_path cannot be empty");
-  return { loraName: name as string, loraIntId: loraIntId as number, loraPath: path as string, loadInplace };
-}
-
-function loraIdArg(value: unknown): number {
-  const id = asInt(value);
-  if (id === undefined)
-    throw new PyError(`'>' not supported between instances of '${pyType(value)}' and 'int'`);
-  if (id <= 0) throw new PyError("lora_id must be greater than 0.");
-  return id;
-}
-
-function pyType(value: unknown): string {
-  if (value === null || value === undefined) return "NoneType";
-  if (typeof value === "string") return "str";
-  if (typeof value === "boolean") return "bool";
-  if (typeof value === "number") return Number.isInteger(value) ? "int" : "float";
-  if (typeof value === "bigint") return "int";
-  if (Array.isArray(value)) return "list";
-  if (value instanceof Uint8Array) return "bytes";
-  return "dict";
-}
-
+/** EngineCoreProc.pause_scheduler's check: `if mode not in ("keep", "abort", "wait"): raise ValueError`. */
 function pauseMode(value: unknown): "abort" | "wait" | "keep" {
-  if (value === "abort" || value === "wait" || value === "keep") return value;
+  if (typeof value === "string" && PAUSE_MODES.includes(value)) return value as "abort" | "wait" | "keep";
   throw new PyError(`Invalid pause mode: ${pyStr(value)}`);
 }
 
-function executorSleep(host: UtilityHost, level: number): void {
-  const ex = host.executor;
-  if (ex.isSleeping) return; // vLLM logs "Executor is already sleeping." and returns
-  ex.sleepingTags = new Set(["weights", "kv_cache"]);
-  ex.isSleeping = true;
-  void level;
+/** Executor.remove_lora / pin_lora: `assert lora_id > 0, "lora_id must be greater than 0."`. */
+function loraIdArg(value: unknown): number | bigint {
+  if (!pyCompareWithInt(value, ">", 0, raise)) throw new PyError("lora_id must be greater than 0.");
+  return typeof value === "bigint" ? value : (pyNumber(value) as number);
 }
 
-function executorWakeUp(host: UtilityHost, tags: string[] | null): void {
+function raise(message: string): never {
+  throw new PyError(message);
+}
+
+/** Executor.sleep (vllm/v1/executor/abstract.py). */
+function executorSleep(host: UtilityHost): void {
+  const ex = host.executor;
+  if (ex.isSleeping) return; // "Executor is already sleeping."
+  ex.sleepingTags = new Set(["weights", "kv_cache"]);
+  ex.isSleeping = true;
+}
+
+/** Executor.wake_up (vllm/v1/executor/abstract.py): unknown tags make it warn and return. */
+function executorWakeUp(host: UtilityHost, tags: unknown): void {
   const ex = host.executor;
   if (!ex.isSleeping) return; // "Executor is not sleeping."
-  if (tags && tags.length > 0) {
-    for (const tag of tags) if (!ex.sleepingTags.has(tag)) return; // "Tag ... is not in sleeping tags"
-    for (const tag of tags) ex.sleepingTags.delete(tag);
+  if (pyTruthy(tags)) {
+    const list = pyIterate(tags);
+    for (const tag of list) if (typeof tag !== "string" || !ex.sleepingTags.has(tag)) return;
+    for (const tag of list) ex.sleepingTags.delete(tag as string);
   } else {
     ex.sleepingTags.clear();
   }
@@ -163,7 +146,7 @@ function executorWakeUp(host: UtilityHost, tags: string[] | null): void {
 }
 
 /** Methods of the mock workers reachable through collective_rpc (vLLM's run_method on each worker). */
-function workerMethod(rank: number, method: unknown, args: unknown[], _kwargs: unknown): unknown {
+function workerMethod(rank: number, method: unknown, args: unknown[]): unknown {
   if (typeof method !== "string") {
     throw new PyError(
       "collective_rpc on the mock engine takes a method name (cloudpickled callables are not supported)",
@@ -182,87 +165,101 @@ function workerMethod(rank: number, method: unknown, args: unknown[], _kwargs: u
 }
 
 const METHODS: Record<string, UtilityMethod> = {
+  // get_supported_tasks(self) -> tuple[SupportedTask, ...]
   get_supported_tasks: { owner: "EngineCore", params: [], run: () => ["generate"] },
+  // is_sleeping(self) -> bool: scheduler paused or executor asleep.
   is_sleeping: {
     owner: "EngineCore",
     params: [],
     run: (h) => h.isSchedulerPaused() || h.executor.isSleeping,
   },
+  // sleep(self, level: int = 1, mode: PauseMode = "abort") -> None | Future
   sleep: {
     owner: "EngineCore",
-    params: [opt("level"), opt("mode")],
-    run: (h, [level = 1, mode = "abort"]) => {
-      const lvl = asInt(level);
-      if (lvl === undefined)
-        throw new PyError(`'>=' not supported between instances of '${pyType(level)}' and 'int'`);
-      const pause = h.pauseScheduler(pauseMode(mode), lvl >= 1);
-      if (lvl < 1) return pause ? pause.then(() => null) : null;
+    params: [param("level", "int", 1), param("mode", "PauseMode", "abort")],
+    run: (h, [level, mode]) => {
+      const clearPrefixCache = pyCompareWithInt(level, ">=", 1, raise);
+      const pause = h.pauseScheduler(pauseMode(mode), clearPrefixCache);
+      if (pyCompareWithInt(level, "<", 1, raise)) return pause ? pause.then(() => null) : null;
       if (!pause) {
-        executorSleep(h, lvl);
+        executorSleep(h);
         return null;
       }
       return pause.then(() => {
-        executorSleep(h, lvl);
+        executorSleep(h);
         return null;
       });
     },
   },
+  // wake_up(self, tags: list[str] | None = None)
   wake_up: {
     owner: "EngineCore",
-    params: [opt("tags")],
-    run: (h, [tags = null]) => {
-      if (tags !== null && !Array.isArray(tags))
-        throw new PyError(`'${pyType(tags)}' object is not iterable`);
-      let rest = tags as string[] | null;
-      if (rest?.includes("scheduling")) rest = rest.filter((t) => t !== "scheduling");
-      if (rest === null || rest.length > 0) executorWakeUp(h, rest);
+    params: [param("tags", "list[str] | None", null)],
+    run: (h, [tags]) => {
+      let rest = tags;
+      if (rest !== null && pyContainsStr(rest, "scheduling")) {
+        rest = pyIterate(rest).filter((t) => t !== "scheduling");
+      }
+      if (rest === null || pyTruthy(rest)) executorWakeUp(h, rest);
       if (!h.executor.isSleeping) h.resumeScheduler();
       return null;
     },
   },
+  // reset_prefix_cache(self, reset_running_requests: bool = False, reset_connector: bool = False) -> bool
   reset_prefix_cache: {
     owner: "EngineCore",
-    params: [opt("reset_running_requests"), opt("reset_connector")],
+    params: [param("reset_running_requests", "bool", false), param("reset_connector", "bool", false)],
     // KV blocks held by running requests make the reset fail unless they are preempted first.
-    run: (h, [resetRunning = false]) => truthy(resetRunning) || h.numRunning() === 0,
+    run: (h, [resetRunning]) => pyTruthy(resetRunning) || h.numRunning() === 0,
   },
   reset_mm_cache: { owner: "EngineCore", params: [], run: () => null },
   reset_encoder_cache: { owner: "EngineCore", params: [], run: () => null },
+  // profile(self, is_start: bool = True, profile_prefix: str | None = None)
   profile: {
     owner: "EngineCore",
-    params: [opt("is_start"), opt("profile_prefix")],
-    run: (h, [isStart = true]) => {
-      h.executor.profiling = truthy(isStart);
+    params: [param("is_start", "bool", true), param("profile_prefix", "str | None", null)],
+    run: (h, [isStart]) => {
+      h.executor.profiling = pyTruthy(isStart);
       return null;
     },
   },
+  // add_lora(self, lora_request: LoRARequest) -> bool — the one Struct-typed utility parameter.
   add_lora: {
     owner: "EngineCore",
-    params: [req("lora_request")],
-    run: (h, [raw]) => {
-      const lora = convertLoRARequest(raw);
-      if (h.executor.loras.has(lora.loraIntId) && !lora.loadInplace) return false;
-      h.executor.loras.set(lora.loraIntId, {
-        loraName: lora.loraName,
-        loraIntId: lora.loraIntId,
-        loraPath: lora.loraPath,
+    params: [param("lora_request", LORA_REQUEST)],
+    run: (h, [converted]) => {
+      const lora = converted as Record<string, unknown>;
+      const id = lora.lora_int_id as number | bigint;
+      // LRUCacheWorkerLoRAManager.add_adapter: an id already loaded is kept unless load_inplace.
+      if (h.executor.loras.has(id) && !lora.load_inplace) return false;
+      h.executor.loras.set(id, {
+        loraName: lora.lora_name as string,
+        loraIntId: id,
+        loraPath: lora.lora_path as string,
       });
       return true;
     },
   },
+  // remove_lora(self, lora_id: int) -> bool
   remove_lora: {
     owner: "EngineCore",
-    params: [req("lora_id")],
+    params: [param("lora_id", "int")],
     run: (h, [raw]) => {
       const id = loraIdArg(raw);
       h.executor.pinned.delete(id);
       return h.executor.loras.delete(id);
     },
   },
-  list_loras: { owner: "EngineCore", params: [], run: (h) => [...h.executor.loras.keys()] },
+  // list_loras(self) -> set[int] (a set travels as an array)
+  list_loras: {
+    owner: "EngineCore",
+    params: [],
+    run: (h) => [...h.executor.loras.keys()].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)),
+  },
+  // pin_lora(self, lora_id: int) -> bool
   pin_lora: {
     owner: "EngineCore",
-    params: [req("lora_id")],
+    params: [param("lora_id", "int")],
     run: (h, [raw]) => {
       const id = loraIdArg(raw);
       if (!h.executor.loras.has(id)) throw new PyError(`Pinning failed. LoRA ${id} is not registered.`);
@@ -270,14 +267,32 @@ const METHODS: Record<string, UtilityMethod> = {
       return true;
     },
   },
+  // save_sharded_state(self, path: str, pattern: str | None = None, max_size: int | None = None) -> None
+  save_sharded_state: {
+    owner: "EngineCore",
+    params: [
+      param("path", "str"),
+      param("pattern", "str | None", null),
+      param("max_size", "int | None", null),
+    ],
+    run: (h, [path, pattern, maxSize]) => {
+      // ShardedStateLoader.save_model joins the path with os.path.join: a non-str path is a TypeError.
+      if (typeof path !== "string")
+        throw new PyError(`expected str, bytes or os.PathLike object, not ${pyKind(path)}`);
+      h.executor.savedShardedStates.push([path, pattern, maxSize]);
+      return null;
+    },
+  },
+  // EngineCoreProc.pause_scheduler(self, mode: PauseMode = "abort", clear_cache: bool = True) -> Future | None
   pause_scheduler: {
     owner: "EngineCoreProc",
-    params: [opt("mode"), opt("clear_cache")],
-    run: (h, [mode = "abort", clearCache = true]) => {
-      const pause = h.pauseScheduler(pauseMode(mode), truthy(clearCache));
+    params: [param("mode", "PauseMode", "abort"), param("clear_cache", "bool", true)],
+    run: (h, [mode, clearCache]) => {
+      const pause = h.pauseScheduler(pauseMode(mode), pyTruthy(clearCache));
       return pause ? pause.then(() => null) : null;
     },
   },
+  // resume_scheduler(self) -> None
   resume_scheduler: {
     owner: "EngineCore",
     params: [],
@@ -286,24 +301,34 @@ const METHODS: Record<string, UtilityMethod> = {
       return null;
     },
   },
+  // is_scheduler_paused(self) -> bool
   is_scheduler_paused: { owner: "EngineCore", params: [], run: (h) => h.isSchedulerPaused() },
+  // collective_rpc(self, method: str | Callable, timeout: float | None = None, args: tuple = (),
+  //                kwargs: dict[str, Any] | None = None) -> list
   collective_rpc: {
     owner: "EngineCore",
-    params: [req("method"), opt("timeout"), opt("args"), opt("kwargs")],
-    run: (h, [method, _timeout = null, args = [], kwargs = null]) => {
-      const list = Array.isArray(args) ? args : [];
-      return Array.from({ length: h.worldSize }, (_, rank) => workerMethod(rank, method, list, kwargs));
+    params: [
+      param("method", "str | Callable[..., _R]"),
+      param("timeout", "float | None", null),
+      param("args", "tuple", []),
+      param("kwargs", "dict[str, Any] | None", null),
+    ],
+    run: (h, [method, _timeout, args]) => {
+      const list = pyIterate(args);
+      return Array.from({ length: h.worldSize }, (_, rank) => workerMethod(rank, method, list));
     },
   },
   execute_dummy_batch: { owner: "EngineCore", params: [], run: () => null },
+  // set_weight_version(self, weight_version: str) -> None (stored as given)
   set_weight_version: {
     owner: "EngineCore",
-    params: [req("weight_version")],
+    params: [param("weight_version", "str")],
     run: (h, [version]) => {
-      h.executor.weightVersion = version as string;
+      h.executor.weightVersion = version;
       return null;
     },
   },
+  // get_weight_version(self) -> str
   get_weight_version: { owner: "EngineCore", params: [], run: (h) => h.executor.weightVersion },
   // Mock-only helpers (not methods of vLLM's EngineCore): echo returns its arguments, engine_index the
   // index of the engine that answered (lets tests tell engines apart).
@@ -313,11 +338,19 @@ const METHODS: Record<string, UtilityMethod> = {
 
 export const UTILITY_METHODS: readonly string[] = Object.keys(METHODS);
 
-function checkArity(name: string, method: UtilityMethod, args: unknown[]): void {
-  if (method.params === "variadic") return;
-  // vLLM's _convert_msgspec_args asserts len(args) <= number of parameters (an AssertionError without text).
-  if (args.length > 0 && args.length > method.params.length) throw new PyError("");
-  const missing = method.params.slice(args.length).filter((p) => p.required);
+/** EngineCoreProc._convert_msgspec_args. */
+function convertArgs(params: readonly Param[], args: unknown[]): unknown[] {
+  if (args.length === 0) return args;
+  if (args.length > params.length) throw new PyError(""); // assert len(args) <= len(arg_types)
+  return args.map((value, i) => {
+    const { annotation } = params[i]!;
+    return isStructType(annotation) ? msgspecConvert(value, annotation) : value;
+  });
+}
+
+/** Python binding `method(*args)`: defaults fill the rest; a required parameter left out is a TypeError. */
+function bindArgs(name: string, method: UtilityMethod, params: readonly Param[], args: unknown[]): unknown[] {
+  const missing = params.slice(args.length).filter((p) => !p.hasDefault);
   if (missing.length > 0) {
     const names = missing.map((p) => `'${p.name}'`);
     const list = names.length === 1 ? names[0] : `${names.slice(0, -1).join(", ")} and ${names.at(-1)}`;
@@ -326,6 +359,7 @@ function checkArity(name: string, method: UtilityMethod, args: unknown[]): void 
       `${method.owner}.${name}() missing ${missing.length} required positional ${plural}: ${list}`,
     );
   }
+  return params.map((p, i) => (i < args.length ? args[i] : p.default));
 }
 
 function failure(name: string, error: unknown): UtilityOutcome {
@@ -345,8 +379,11 @@ export function invokeUtility(
   const method = Object.hasOwn(METHODS, name) ? METHODS[name] : undefined;
   if (!method) return failure(name, new PyError(`'EngineCoreProc' object has no attribute '${name}'`));
   try {
-    checkArity(name, method, args);
-    const value = method.run(host, args);
+    const bound =
+      method.params === "variadic"
+        ? args
+        : bindArgs(name, method, method.params, convertArgs(method.params, args));
+    const value = method.run(host, bound);
     if (value instanceof Promise) {
       return value.then(
         (v): UtilityOutcome => ({ ok: true, value: v }),

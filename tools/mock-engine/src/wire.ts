@@ -2,6 +2,7 @@
 // turn protocol views into the small shapes the engine works with, plus the engine-side validation vLLM
 // performs while decoding (SamplingParams.__post_init__) — a failure there kills vLLM's input thread.
 import {
+  DEFAULT_AUX_THRESHOLD,
   type DecodedEngineCoreRequest,
   decodeHandshakeInit,
   decodeInputMessage,
@@ -51,6 +52,8 @@ export interface MockSampling {
   minTokens: number;
   eosTokenId: number | null;
   stopTokenIds: number[];
+  logprobs: number | null;
+  promptLogprobs: number | null;
 }
 
 export interface MockAddRequest {
@@ -137,6 +140,8 @@ function toMockAdd(request: DecodedEngineCoreRequest): MockAddRequest {
       minTokens: sp.minTokens ?? 0,
       eosTokenId: sp.eosTokenId ?? null,
       stopTokenIds: [...(sp.stopTokenIds ?? [])],
+      logprobs: sp.logprobs ?? null,
+      promptLogprobs: sp.promptLogprobs ?? null,
     };
   }
   const pooling = request.poolingParams ? { task: request.poolingParams.task ?? null } : null;
@@ -187,23 +192,43 @@ export interface MockOutputs {
   utilityOutput?: { callId: bigint; failureMessage: string | null; result: { value: unknown } | null };
 }
 
-export function encodeOutputs(o: MockOutputs): Uint8Array[] {
-  return encodeEngineCoreOutputs({
-    engineIndex: o.engineIndex,
-    timestamp: o.timestamp,
-    outputs: (o.outputs ?? []).map((out) => ({
-      requestId: out.requestId,
-      newTokenIds: out.newTokenIds,
-      finishReason: out.finishReason as 0 | 1 | 2 | 3 | 4 | null,
-      stopReason: out.stopReason,
-    })),
-    finishedRequests: o.finishedRequests ?? null,
-    utilityOutput: o.utilityOutput
-      ? {
-          callId: o.utilityOutput.callId,
-          failureMessage: o.utilityOutput.failureMessage,
-          result: o.utilityOutput.result ? { typeInfo: null, value: o.utilityOutput.result.value } : null,
-        }
-      : null,
-  });
+/**
+ * MsgpackEncoder's size_threshold: envs.VLLM_MSGPACK_ZERO_COPY_THRESHOLD (default 256, parsed with int()).
+ * Arrays of at least this many bytes travel as aux frames, smaller ones inline as ext 3.
+ */
+export function zeroCopyThreshold(env: NodeJS.ProcessEnv = process.env): number {
+  const raw = env.VLLM_MSGPACK_ZERO_COPY_THRESHOLD;
+  if (raw === undefined) return DEFAULT_AUX_THRESHOLD;
+  const literal = raw.trim();
+  // Python's int(): optional sign, decimal digits, single underscores between digits.
+  if (!/^[+-]?\d+(?:_\d+)*$/.test(literal)) {
+    throw new Error(`invalid literal for int() with base 10: '${raw}' (VLLM_MSGPACK_ZERO_COPY_THRESHOLD)`);
+  }
+  return Number(literal.replaceAll("_", ""));
+}
+
+export function encodeOutputs(o: MockOutputs, auxThreshold = DEFAULT_AUX_THRESHOLD): Uint8Array[] {
+  return encodeEngineCoreOutputs(
+    {
+      engineIndex: o.engineIndex,
+      timestamp: o.timestamp,
+      outputs: (o.outputs ?? []).map((out) => ({
+        requestId: out.requestId,
+        newTokenIds: out.newTokenIds,
+        newLogprobs: out.newLogprobs ?? null,
+        newPromptLogprobsTensors: out.newPromptLogprobsTensors ?? null,
+        finishReason: out.finishReason as 0 | 1 | 2 | 3 | 4 | null,
+        stopReason: out.stopReason,
+      })),
+      finishedRequests: o.finishedRequests ?? null,
+      utilityOutput: o.utilityOutput
+        ? {
+            callId: o.utilityOutput.callId,
+            failureMessage: o.utilityOutput.failureMessage,
+            result: o.utilityOutput.result ? { typeInfo: null, value: o.utilityOutput.result.value } : null,
+          }
+        : null,
+    },
+    { auxThreshold },
+  );
 }

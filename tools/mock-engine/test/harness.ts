@@ -1,7 +1,7 @@
 // A minimal raw-socket frontend for the mock engine's tests, written directly on zeromq (NOT the
 // product transport): handshake ROUTER, input ROUTER(s) and output PULL(s), all bound by the test.
 import { randomUUID } from "node:crypto";
-import { readFileSync } from "node:fs";
+import { readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import {
@@ -21,6 +21,7 @@ import {
   type UtilityOutput,
 } from "@vllm-engine-core/protocol";
 import { Pull, Router } from "zeromq";
+import { ipcSocketPath } from "../src/index.js";
 
 export function ipcAddress(tag: string): string {
   return `ipc://${join(tmpdir(), `mock-engine-${tag}-${randomUUID().slice(0, 8)}.sock`)}`;
@@ -311,6 +312,11 @@ export class RawFrontend {
     this.handshake.close();
     for (const s of this.inputs) s.close();
     for (const s of this.outputs) s.close();
+    // libzmq leaves the socket file of a closed ipc:// listener behind: the binder removes it.
+    for (const address of [this.handshakeAddress, ...this.inputAddresses, ...this.outputAddresses]) {
+      const path = ipcSocketPath(address);
+      if (path !== undefined) rmSync(path, { force: true });
+    }
   }
 }
 

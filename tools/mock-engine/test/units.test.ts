@@ -41,6 +41,9 @@ describe("options", () => {
         noReady: true,
         noRegistration: true,
         garbageFrameAfterSteps: 5,
+        utilityDelayMs: 6,
+        utilityDelayMethods: ["sleep", "echo"],
+        utilityDelayEngines: [5],
       },
       readyResponse: { maxModelLen: 128, dtype: "float16", kvCacheSizeTokens: null },
     };
@@ -67,6 +70,9 @@ describe("options", () => {
         noReady: true,
         noRegistration: true,
         garbageFrameAfterSteps: 1,
+        utilityDelayMs: 1,
+        utilityDelayMethods: ["echo"],
+        utilityDelayEngines: [0],
       },
       readyResponse: {},
     }).filter((a) => a.startsWith("--"))) {
@@ -90,6 +96,12 @@ describe("options", () => {
       [{ handshakeAddress: "x", stepMs: -1 }, "stepMs"],
       [{ handshakeAddress: "x", tokensPerStep: 0 }, "tokensPerStep"],
       [{ handshakeAddress: "x", faults: { stallAfterSteps: 2 } }, "faults.stallMs"],
+      [{ handshakeAddress: "x", faults: { utilityDelayMs: -5 } }, "faults.utilityDelayMs"],
+      [{ handshakeAddress: "x", faults: { utilityDelayMethods: ["echo"] } }, "faults.utilityDelayMs"],
+      [
+        { handshakeAddress: "x", faults: { utilityDelayMs: 5, utilityDelayMethods: ["a,b"] } },
+        "faults.utilityDelayMethods",
+      ],
     ];
     for (const [options, option] of bad) {
       expect(() => resolveOptions(options)).toThrow(MockEngineOptionsError);
@@ -101,6 +113,7 @@ describe("options", () => {
       }
     }
     expect(() => parseArgv(["--step-ms", "fast"])).toThrow(MockEngineOptionsError);
+    expect(() => parseArgv(["--utility-delay-engines", "0,x"])).toThrow(MockEngineOptionsError);
     expect(() => parseArgv(["--bogus"])).toThrow(/see --help/);
     expect(() => parseArgv(["--ready-response", "[1]"])).toThrow(MockEngineOptionsError);
   });

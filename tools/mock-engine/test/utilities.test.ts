@@ -1,4 +1,4 @@
-import { FinishReason } from "@vllm-engine-core/protocol";
+import { FinishReason, Float64 } from "@vllm-engine-core/protocol";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type MockEngineProcess, startMockEngine } from "../src/index.js";
 import { delay, RawFrontend, request } from "./harness.js";
@@ -114,6 +114,78 @@ describe("utility calls", () => {
     expect(await ok("remove_lora", [1])).toBe(false);
     expect(await ok("remove_lora", [2])).toBe(true);
     expect(await ok("list_loras")).toEqual([]);
+  });
+
+  // Every expected text below was produced by running vLLM's _convert_msgspec_args (core.py) and the
+  // LoRARequest class (lora/request.py) of c67fe497 under msgspec 0.22.0 on the same decoded arguments.
+  it("add_lora converts its argument with msgspec.convert(arg, LoRARequest): array_like, positional", async () => {
+    const lora = "Call to add_lora method failed: ";
+    // The camelCase / snake_case object forms are what vLLM rejects: LoRARequest is array_like.
+    expect(await fails("add_lora", [{ loraName: "a", loraIntId: 1, loraPath: "/p" }])).toBe(
+      `${lora}Expected \`array\`, got \`object\``,
+    );
+    expect(await fails("add_lora", [{ lora_name: "a", lora_int_id: 1, lora_path: "/p" }])).toBe(
+      `${lora}Expected \`array\`, got \`object\``,
+    );
+    const cases: [unknown, string][] = [
+      ["adapter", "Expected `array`, got `str`"],
+      [null, "Expected `array`, got `null`"],
+      [5, "Expected `array`, got `int`"],
+      [[], "Expected `array` of at least length 2, got 0"],
+      [["a"], "Expected `array` of at least length 2, got 1"],
+      [["a", 1], "lora_path cannot be empty"], // the default "" fails the __post_init__ assert
+      [["a", 0, "/p"], "id must be > 0, got 0"],
+      [["a", -1, ""], "id must be > 0, got -1"],
+      [[1, 1, "/p"], "Expected `str`, got `int` - at `$[0]`"],
+      [["a", true, "/p"], "Expected `int`, got `bool` - at `$[1]`"],
+      [["a", new Float64(1), "/p"], "Expected `int`, got `float` - at `$[1]`"],
+      [["a", "1", "/p"], "Expected `int`, got `str` - at `$[1]`"],
+      [["a", 1, Uint8Array.of(0x2f)], "Expected `str`, got `bytes` - at `$[2]`"],
+      [["a", 1, "/p", 3], "Expected `str | null`, got `int` - at `$[3]`"],
+      [["a", 1, "/p", null, []], "Expected `object | null`, got `array` - at `$[4]`"],
+      [["a", 1, "/p", null, {}, 1], "Expected `bool`, got `int` - at `$[5]`"],
+      [["a", 1, "/p", null, {}, false, null], "Expected `bool`, got `null` - at `$[6]`"],
+    ];
+    for (const [arg, message] of cases) expect(await fails("add_lora", [arg])).toBe(lora + message);
+    // Too many arguments: _convert_msgspec_args's bare assert.
+    expect(await fails("add_lora", [["a", 9, "/p"], 2])).toBe(lora);
+    // Extra trailing elements are ignored (forbid_unknown_fields is off); every field may be given.
+    expect(await ok("add_lora", [["extra", 9, "/p", null, null, false, false, "x", 5]])).toBe(true);
+    expect(await ok("add_lora", [["full", 10, "/q", "base", { k: 1 }, true, true]])).toBe(true);
+    expect(await ok("remove_lora", [9])).toBe(true);
+    expect(await ok("remove_lora", [10])).toBe(true);
+  });
+
+  it("other parameters are not converted: the method body fails on them as Python would", async () => {
+    expect(await fails("remove_lora", ["x"])).toBe(
+      "Call to remove_lora method failed: '>' not supported between instances of 'str' and 'int'",
+    );
+    expect(await fails("remove_lora", [0])).toBe(
+      "Call to remove_lora method failed: lora_id must be greater than 0.",
+    );
+    expect(await fails("pin_lora", [-3])).toBe(
+      "Call to pin_lora method failed: lora_id must be greater than 0.",
+    );
+    expect(await fails("sleep", ["deep"])).toBe(
+      "Call to sleep method failed: '>=' not supported between instances of 'str' and 'int'",
+    );
+    expect(await fails("sleep", [1, "later"])).toBe("Call to sleep method failed: Invalid pause mode: later");
+    expect(await fails("pause_scheduler", [["abort"]])).toBe(
+      "Call to pause_scheduler method failed: Invalid pause mode: ['abort']",
+    );
+    expect(await fails("wake_up", [5])).toBe(
+      "Call to wake_up method failed: argument of type 'int' is not iterable",
+    );
+    expect(await fails("save_sharded_state")).toBe(
+      "Call to save_sharded_state method failed: EngineCore.save_sharded_state() missing 1 required positional argument: 'path'",
+    );
+    expect(await fails("collective_rpc")).toBe(
+      "Call to collective_rpc method failed: EngineCore.collective_rpc() missing 1 required positional argument: 'method'",
+    );
+    expect(await fails("pause_scheduler", ["abort", true, 1])).toBe(
+      "Call to pause_scheduler method failed: ",
+    );
+    expect(await ok("save_sharded_state", ["/ckpt", "model-*.safetensors", 1_000_000])).toBeNull();
   });
 
   it("collective_rpc returns one entry per worker", async () => {

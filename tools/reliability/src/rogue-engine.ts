@@ -12,9 +12,15 @@ export const rogueEngineMainPath = fileURLToPath(new URL("../dist/rogue-engine-m
 export interface RogueEngine {
   readonly pid: number;
   /** Pushes one injected message; resolves once it was handed to the PUSH socket. */
-  inject(kind: InjectionKind, options?: { requestId?: string; callId?: number }): Promise<{ frames: number }>;
-  /** Pushes random and mutated messages for `seconds` next to the valid step outputs. */
-  fuzz(seconds: number, seed: number): Promise<FuzzStats>;
+  inject(
+    kind: InjectionKind,
+    options?: { requestId?: string; otherRequestId?: string; callId?: number },
+  ): Promise<{ frames: number }>;
+  /**
+   * Pushes random and mutated messages for `seconds` next to the valid step outputs. `decodableOnly`: only
+   * those that the client's decoder accepts (weird but well-formed traffic, which must fail nothing).
+   */
+  fuzz(seconds: number, seed: number, options?: { decodableOnly?: boolean }): Promise<FuzzStats>;
   /** Ids of the requests this engine finished so far. */
   finished(): Promise<string[]>;
   readonly exited: Promise<number | null>;
@@ -69,8 +75,9 @@ export function startRogueEngine(options: RogueEngineOptions): RogueEngine {
       const r = await request({ type: "inject", kind, ...injectOptions } as Omit<RogueCommand, "id">);
       return { frames: (r as { frames: number }).frames };
     },
-    async fuzz(seconds, seed) {
-      const r = await request({ type: "fuzz", seconds, seed } as Omit<RogueCommand, "id">);
+    async fuzz(seconds, seed, fuzzOptions = {}) {
+      const decodableOnly = fuzzOptions.decodableOnly ?? false;
+      const r = await request({ type: "fuzz", seconds, seed, decodableOnly } as Omit<RogueCommand, "id">);
       return (r as { stats: FuzzStats }).stats;
     },
     async finished() {

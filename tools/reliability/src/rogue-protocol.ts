@@ -8,7 +8,18 @@ export type InjectionKind =
   | "aux-index-out-of-range" // a logprobs output whose tensors point at aux frames that were not sent
   | "unknown-request" // tokens for a request id the client never submitted
   | "second-finish" // a finished output for a request that already finished
-  | "unknown-utility"; // a utility reply for a call id nobody made
+  | "unknown-utility" // a utility reply for a call id nobody made
+  // Undecodable messages whose routing fields can still be read (see the runtime's output-faults.ts):
+  | "bad-token-ids" // an output for `requestId` whose new_token_ids is a str (next to a valid output of `otherRequestId`)
+  | "mixed-shape"; // tokens for `requestId` and a utility reply for `callId` in one message
+
+/**
+ * Utility methods the rogue engine treats specially (every other call succeeds with `true`):
+ * ROGUE_HOLD_METHOD is never answered; ROGUE_BAD_RESULT_METHOD is answered with a result that is not a
+ * UtilityResult (undecodable at utility_output.result, call id readable).
+ */
+export const ROGUE_HOLD_METHOD = "rogue_hold";
+export const ROGUE_BAD_RESULT_METHOD = "rogue_bad_result";
 
 export const INJECTION_KINDS: readonly InjectionKind[] = [
   "garbage",
@@ -18,6 +29,8 @@ export const INJECTION_KINDS: readonly InjectionKind[] = [
   "unknown-request",
   "second-finish",
   "unknown-utility",
+  "bad-token-ids",
+  "mixed-shape",
 ];
 
 export interface FuzzStats {
@@ -28,11 +41,20 @@ export interface FuzzStats {
   mutated: number;
   /** Messages whose frames were all empty. */
   empty: number;
+  /** Candidates generated and not sent because they did not decode (`decodableOnly`). */
+  discarded: number;
 }
 
 export type RogueCommand =
-  | { type: "inject"; id: number; kind: InjectionKind; requestId?: string; callId?: number }
-  | { type: "fuzz"; id: number; seconds: number; seed: number }
+  | {
+      type: "inject";
+      id: number;
+      kind: InjectionKind;
+      requestId?: string;
+      otherRequestId?: string;
+      callId?: number;
+    }
+  | { type: "fuzz"; id: number; seconds: number; seed: number; decodableOnly: boolean }
   | { type: "finished"; id: number }
   | { type: "stop"; id: number };
 

@@ -328,7 +328,9 @@ describe("caller misuse", () => {
 describe("caller misuse, whole process", () => {
   it("uncloneable arguments, bad handles, empty utility names, clientIndex ≠ 0 with handshake-owner: typed errors, nothing pending, clean exit", async () => {
     const fixture = fileURLToPath(new URL("./fixtures/unclonable-args.mjs", import.meta.url));
-    const child = spawn(process.execPath, [fixture], { stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(process.execPath, [fixture, ipcAddress("unclonable")], {
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     let stdout = "";
     let stderr = "";
     child.stdout.on("data", (d) => {

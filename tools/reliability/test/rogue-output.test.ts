@@ -1,13 +1,10 @@
 // Output-path robustness against a rogue engine (a raw ZeroMQ peer in a child process, src/rogue-engine.ts):
-// each injected message arrives mid-stream while 4 requests run. For every injection the runtime keeps
+// each injected message arrives mid-stream while 4 requests run. For every injection here the runtime keeps
 // running, the live streams complete with exactly the expected tokens, the health stays clean, a utility
 // call and a fresh request still work, and nothing escapes as an uncaught exception.
 //
 // How each one is reported (asserted below: `client.diagnostics()` counters, and what the runtime prints on
-// this process's stderr). None changes the health or fails a stream.
-// - counted as undecodable, with the ProtocolError as `lastProtocolError`, and a warning
-//   ([VLLM_UNDECODABLE_OUTPUT], rate-limited): garbage frame, 2-frame message starting with the
-//   ENGINE_CORE_DEAD sentinel, logprobs with an out-of-range aux index.
+// this process's stderr). None changes the health or fails a stream: each decodes, and names no live request.
 // - counted as an unknown utility reply, with a warning ([VLLM_UNKNOWN_UTILITY_REPLY], rate-limited): a utility
 //   reply for a call id nobody made.
 // - counted as a stray output, with a warning ([VLLM_STRAY_OUTPUT], rate-limited): tokens for a request id
@@ -15,8 +12,10 @@
 // - counted, no warning: tokens for a request the client aborted (`outputsAfterAbort`; the engine may have
 //   had them in flight, vLLM drops them too) — the last test below.
 // - accepted: 3 frames where no aux is referenced (unused aux frames are ignored, as vLLM's decoder does).
-// The exact table is EXPECTED below.
-import { type ConnectionDiagnostics, EngineCoreClient, ProtocolError } from "@vllm-engine-core/client";
+// The exact table is EXPECTED below. Undecodable injections (garbage, a 2-frame message starting with the
+// ENGINE_CORE_DEAD sentinel, an aux index out of range, a bad field, a mixed shape) fail the streams, the
+// call or the engine they concern: protocol-errors.test.ts.
+import { type ConnectionDiagnostics, EngineCoreClient } from "@vllm-engine-core/client";
 import { expectedTokens } from "@vllm-engine-core/mock-engine";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { drain, ipcAddress, removeIpcFiles, withTimeout } from "../src/harness.ts";
@@ -33,13 +32,9 @@ interface Counted {
   unknownUtility: number;
 }
 const NONE: Counted = { undecodable: 0, afterAbort: 0, afterFinish: 0, unknownRequest: 0, unknownUtility: 0 };
-const EXPECTED: Record<InjectionKind, Counted> = {
-  garbage: { ...NONE, undecodable: 1 },
+const EXPECTED: Partial<Record<InjectionKind, Counted>> = {
   // decoded; the unreferenced aux frames are ignored (as vLLM's msgpack decoder does)
   "extra-frames": NONE,
-  // not the 1-frame sentinel, so no engine death: decoded as msgpack and rejected
-  "sentinel-plus-frame": { ...NONE, undecodable: 1 },
-  "aux-index-out-of-range": { ...NONE, undecodable: 1 },
   "unknown-request": { ...NONE, unknownRequest: 1 },
   "second-finish": { ...NONE, afterFinish: 1 },
   "unknown-utility": { ...NONE, unknownUtility: 1 },
@@ -111,7 +106,6 @@ async function scenario(kind: InjectionKind) {
   const outcomes = live.map((id) => run(c, id, 60));
   await new Promise((resolve) => setTimeout(resolve, 60)); // mid-stream (60 tokens at 5 ms/step)
   const targets: Partial<Record<InjectionKind, { requestId?: string; callId?: number }>> = {
-    "aux-index-out-of-range": { requestId: "live-a" },
     "unknown-request": { requestId: "never-submitted" },
     "second-finish": { requestId: "done-early" },
     "unknown-utility": { callId: 987_654 },
@@ -137,7 +131,7 @@ async function scenario(kind: InjectionKind) {
 
 describe("rogue engine: bad output traffic", () => {
   for (const kind of Object.keys(EXPECTED) as InjectionKind[]) {
-    const expected = EXPECTED[kind];
+    const expected = EXPECTED[kind]!;
     const how = expected === NONE ? "accepted" : "counted + warning";
     it(`${kind} (${how}): runtime keeps running, live streams complete, health clean`, async () => {
       const { injected, healthy, diagnostics } = await scenario(kind);
@@ -148,15 +142,10 @@ describe("rogue engine: bad output traffic", () => {
       expect(healthChanges).toEqual([]);
       expect(uncaught).toEqual([]);
       expect(counted(diagnostics)).toEqual(expected);
-      expect(stderr.droppedWarnings()).toBe(expected.undecodable);
+      expect(stderr.droppedWarnings()).toBe(0);
       expect(stderr.strayOutputWarnings()).toBe(expected.afterFinish + expected.unknownRequest);
       expect(stderr.unknownUtilityWarnings()).toBe(expected.unknownUtility);
-      if (expected.undecodable > 0) {
-        expect(diagnostics.lastProtocolError).toBeInstanceOf(ProtocolError);
-        expect(stderr.text()).toContain("VLLM_UNDECODABLE_OUTPUT");
-      } else {
-        expect(diagnostics.lastProtocolError).toBeNull();
-      }
+      expect(diagnostics.lastProtocolError).toBeNull();
     });
   }
 

@@ -3,6 +3,20 @@ import { VllmEngineCoreError } from "./base.js";
 const VERSION_HINT =
   "Check that the engine runs the vLLM revision this client is pinned to (c67fe497) and that the frames were not corrupted.";
 
+/**
+ * What the runtime did about an engine output message it could not decode (see the runtime README):
+ * failed the streams it carried, failed the utility call it answered, or treated its engine as dead.
+ */
+export type ProtocolErrorOutcome = "requests-failed" | "utility-call-failed" | "engine-dead";
+
+const OUTCOME_TEXT: Record<ProtocolErrorOutcome, (engine: string) => string> = {
+  "requests-failed": () =>
+    "The requests whose outputs it carried were failed with this error; the engine's other requests go on.",
+  "utility-call-failed": () => "The utility call it answered was failed with this error.",
+  "engine-dead": (engine) =>
+    `${engine} is treated as dead: its requests and utility calls were failed and it gets no new work.`,
+};
+
 /** A wire message could not be decoded (or a value could not be encoded) per vLLM's msgspec schema. */
 export class ProtocolError extends VllmEngineCoreError {
   override readonly name = "ProtocolError";
@@ -14,24 +28,37 @@ export class ProtocolError extends VllmEngineCoreError {
   /** What was wrong, without the struct/field prefix. */
   readonly detail: string;
   readonly direction: "decode" | "encode";
+  /** The engine that sent the message, when the error is about an engine's output. */
+  readonly engineIndex: number | undefined;
+  /** What the client did about the message (engine outputs only). */
+  readonly outcome: ProtocolErrorOutcome | undefined;
 
   constructor(options: {
     struct: string;
     field?: string | undefined;
     detail: string;
     direction?: "decode" | "encode";
+    engineIndex?: number | undefined;
+    outcome?: ProtocolErrorOutcome | undefined;
   }) {
     const direction = options.direction ?? "decode";
+    const from = options.engineIndex === undefined ? "" : ` from engine ${options.engineIndex}`;
     const where = options.field ? ` at ${options.field}` : "";
+    const outcome =
+      options.outcome === undefined
+        ? ""
+        : ` ${OUTCOME_TEXT[options.outcome](options.engineIndex === undefined ? "The engine" : `Engine ${options.engineIndex}`)}`;
     const hint =
       direction === "decode"
         ? VERSION_HINT
         : "Fix the value passed to the encoder (see the field path) so it matches vLLM's schema.";
-    super(`Cannot ${direction} ${options.struct}${where}: ${options.detail}. ${hint}`);
+    super(`Cannot ${direction} ${options.struct}${from}${where}: ${options.detail}.${outcome} ${hint}`);
     this.struct = options.struct;
     this.field = options.field;
     this.detail = options.detail;
     this.direction = direction;
+    this.engineIndex = options.engineIndex;
+    this.outcome = options.outcome;
   }
 }
 
@@ -89,20 +116,44 @@ export class UnexpectedHandshakeMessageError extends VllmEngineCoreError {
   }
 }
 
-/** A peer connected with a routing identity that is not one of the expected engine identities. */
+/** The engine indices a frontend expects: `start` … `start + count - 1`. */
+export interface EngineIndexRange {
+  start: number;
+  count: number;
+}
+
+/**
+ * A peer connected with a routing identity that is not one of the expected engine identities: not a 2-byte
+ * engine index, or an index outside the expected range (vLLM's frontend refuses such a HELLO before INIT:
+ * `vllm/v1/engine/utils.py` `wait_for_engine_startup`, "unexpected data parallel rank").
+ */
 export class UnexpectedEngineIdentityError extends VllmEngineCoreError {
   override readonly name = "UnexpectedEngineIdentityError";
   readonly code = "UNEXPECTED_ENGINE_IDENTITY" as const;
   readonly identityHex: string;
+  /** The engine index the identity encodes, or null when it is not a 2-byte engine index. */
+  readonly engineIndex: number | null;
   readonly address: string;
+  /** The engine indices this client expects, when the identity was checked against them. */
+  readonly expectedRange: EngineIndexRange | null;
   readonly expected: string;
-  constructor(options: { identityHex: string; address: string; expected: string }) {
+  constructor(options: {
+    identityHex: string;
+    address: string;
+    expected: string;
+    engineIndex?: number | null | undefined;
+    expectedRange?: EngineIndexRange | null | undefined;
+  }) {
+    const engineIndex = options.engineIndex ?? null;
+    const which = engineIndex === null ? "" : ` (engine index ${engineIndex})`;
     super(
-      `A peer with identity 0x${options.identityHex} connected to ${options.address}, expected ${options.expected}. ` +
+      `A peer with identity 0x${options.identityHex}${which} connected to ${options.address}, expected ${options.expected}. ` +
         "Check the engines' data-parallel ranks and the engine count / start index configured on this client.",
     );
     this.identityHex = options.identityHex;
+    this.engineIndex = engineIndex;
     this.address = options.address;
+    this.expectedRange = options.expectedRange ?? null;
     this.expected = options.expected;
   }
 }
@@ -282,6 +333,30 @@ export class InconsistentUtilityResultsError extends VllmEngineCoreError {
     );
     this.method = options.method;
     this.results = [...options.results];
+  }
+}
+
+/**
+ * A utility call got no answer from some engines within the caller's `timeoutMs`. The call was forgotten:
+ * a reply that arrives later is dropped (counted in `diagnostics().lateUtilityReplies`).
+ */
+export class UtilityTimeoutError extends VllmEngineCoreError {
+  override readonly name = "UtilityTimeoutError";
+  readonly code = "UTILITY_TIMEOUT" as const;
+  readonly method: string;
+  /** The engines that had not answered when the timeout fired. */
+  readonly engineIndices: number[];
+  readonly timeoutMs: number;
+  constructor(options: { method: string; engineIndices: readonly number[]; timeoutMs: number }) {
+    const engines = options.engineIndices;
+    super(
+      `Utility call "${options.method}" got no answer from engine${engines.length === 1 ? "" : "s"} ${engines.join(", ")} ` +
+        `within ${options.timeoutMs} ms. The engine may be hung or busy with a long step; check its health and logs, ` +
+        "or pass a larger timeoutMs (a reply that still arrives is dropped).",
+    );
+    this.method = options.method;
+    this.engineIndices = [...engines];
+    this.timeoutMs = options.timeoutMs;
   }
 }
 

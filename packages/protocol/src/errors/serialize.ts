@@ -19,6 +19,7 @@ import {
   UnexpectedEngineIdentityError,
   UnexpectedHandshakeMessageError,
   UtilityCallError,
+  UtilityTimeoutError,
 } from "./classes.js";
 
 export interface SerializedError {
@@ -54,6 +55,7 @@ for (const cls of [
   InvalidDataParallelRankError,
   UtilityCallError,
   InconsistentUtilityResultsError,
+  UtilityTimeoutError,
   RequestStreamClosedError,
   ConnectAbortedError,
 ] as const) {

@@ -21,9 +21,15 @@ export class Reader {
     const main = frames[0];
     if (main === undefined) fail("message has no payload frame");
     this.frames = frames;
-    this.buf = main;
+    this.buf = plainView(main);
     this.view = new DataView(main.buffer, main.byteOffset, main.byteLength);
     this.end = main.byteLength;
+  }
+
+  /** Aux frame `index` (1-based; frame 0 is the payload) as a plain Uint8Array view, or undefined. */
+  auxFrame(index: number): Uint8Array | undefined {
+    const frame = index >= 1 ? this.frames[index] : undefined;
+    return frame === undefined ? undefined : plainView(frame);
   }
 
   /** Fail unless the whole payload was consumed (msgspec rejects trailing bytes). */
@@ -402,8 +408,13 @@ export class Reader {
     }
   }
 
-  private enter(): void {
-    if (++this.depth > MAX_DEPTH) fail("value nested too deeply");
+  /** One level deeper into a nested value (opaque containers, nested tensor lists); `leave` undoes it. */
+  enter(): void {
+    if (++this.depth > MAX_DEPTH) fail(`value nested too deeply (more than ${MAX_DEPTH} levels)`);
+  }
+
+  leave(): void {
+    this.depth--;
   }
 
   private anyArray(): unknown[] {
@@ -411,7 +422,7 @@ export class Reader {
     this.enter();
     const out = new Array<unknown>(n);
     for (let i = 0; i < n; i++) out[i] = this.any();
-    this.depth--;
+    this.leave();
     return out;
   }
 
@@ -429,7 +440,7 @@ export class Reader {
       setOwn(obj, key, value);
     }
     if (i === n) {
-      this.depth--;
+      this.leave();
       return obj;
     }
     this.pos = start;
@@ -438,7 +449,7 @@ export class Reader {
       const key = this.any();
       map.set(key instanceof Float64 ? key.value : key, this.any());
     }
-    this.depth--;
+    this.leave();
     return map;
   }
 
@@ -448,10 +459,23 @@ export class Reader {
   }
 }
 
+/**
+ * The same bytes as a plain Uint8Array. Frames are often Node Buffers (zeromq.js delivers them), and every
+ * `subarray` of a Buffer is a Buffer again: decoded bin, ext and tensor bytes would then be Buffers, whose
+ * `slice()` aliases the frame instead of copying and whose `toString()` differs. Decoding over a plain view
+ * makes the decoded value independent of the frame's class (and keeps the reader's element accesses
+ * monomorphic).
+ */
+function plainView(frame: Uint8Array): Uint8Array {
+  return Object.getPrototypeOf(frame) === Uint8Array.prototype
+    ? frame
+    : new Uint8Array(frame.buffer, frame.byteOffset, frame.byteLength);
+}
+
 const fromCharCode = String.fromCharCode;
 
 /** Bytes [start, stop) as a string if they are all ASCII, else null (16/4/1-byte steps, ASCII check fused in). */
-function asciiString(buf: Uint8Array, start: number, stop: number): string | null {
+export function asciiString(buf: Uint8Array, start: number, stop: number): string | null {
   let out = "";
   let j = start;
   while (stop - j >= 16) {

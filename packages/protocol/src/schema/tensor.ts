@@ -86,8 +86,8 @@ function decodeTensor(r: Reader): Tensor {
     let bytes: Uint8Array;
     if (r.isInt()) {
       const index = r.int();
-      const frame = r.frames[index];
-      if (index < 1 || frame === undefined) {
+      const frame = r.auxFrame(index);
+      if (frame === undefined) {
         fail(`aux frame index ${index} out of range (message has ${r.frames.length - 1} aux frame(s))`);
       }
       bytes = frame;

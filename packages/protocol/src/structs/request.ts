@@ -97,6 +97,8 @@ const NESTED_TENSORS: Codec<NestedTensors> = {
         r.pos = start;
         return TENSOR.decode(r);
       }
+      // Bounded like opaque values, so hostile nesting fails with a ProtocolError, not a stack overflow.
+      r.enter();
       const out = new Array<NestedTensors>(n);
       let i = 0;
       try {
@@ -104,6 +106,7 @@ const NESTED_TENSORS: Codec<NestedTensors> = {
       } catch (err) {
         throw withSegment(err, `[${i}]`);
       }
+      r.leave();
       return out;
     }
     if (r.isInt()) return r.int();

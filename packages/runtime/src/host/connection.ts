@@ -30,6 +30,7 @@ import type {
   ConnectionInfo,
   RequestSink,
   RuntimeConnection,
+  UtilityCallOptions,
 } from "../types.js";
 import type { LinkedConnection, RuntimeLink } from "./link.js";
 
@@ -137,14 +138,26 @@ export class ThreadConnection implements RuntimeConnection, LinkedConnection {
   async callUtility(
     method: string,
     args: readonly unknown[],
+    options: UtilityCallOptions = {},
   ): Promise<{ engineIndex: number; output: UtilityOutput }[]> {
     this.#assertOpen();
-    const replies = (await this.#link.call({
+    const { signal, timeoutMs } = options;
+    signal?.throwIfAborted();
+    // The runtime owns the pending call: it runs the timeout (it knows which engines have not answered)
+    // and, on a cancel, forgets the call so that a late reply is recognised as such.
+    const { id, result } = this.#link.call({
       t: "utility",
       connectionId: this.#id,
       method,
       args: packArgs([...args]) as unknown[],
-    }).result) as { engineIndex: number; output: UtilityOutput }[];
+      timeoutMs: timeoutMs ?? null,
+    });
+    const replies = (await (signal === undefined
+      ? result
+      : untilAborted(result, signal, () => this.#link.post({ t: "cancel", id })))) as {
+      engineIndex: number;
+      output: UtilityOutput;
+    }[];
     return replies.map(({ engineIndex, output }) => ({
       engineIndex,
       output: unpackArgs(output) as UtilityOutput,
@@ -320,6 +333,35 @@ export function abortedOutput(requestId: string): EngineCoreOutput {
     routedExperts: null,
     numNansInLogits: 0,
   };
+}
+
+/**
+ * `promise`, or the signal's reason as soon as it aborts (then `onAbort` runs once). The promise still
+ * settles later (the runtime answers the cancelled call); that outcome is dropped.
+ */
+function untilAborted<T>(promise: Promise<T>, signal: AbortSignal, onAbort: () => void): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const abort = () => {
+      promise.catch(() => {});
+      onAbort();
+      reject(signal.reason);
+    };
+    if (signal.aborted) {
+      abort();
+      return;
+    }
+    signal.addEventListener("abort", abort, { once: true });
+    promise.then(
+      (value) => {
+        signal.removeEventListener("abort", abort);
+        resolve(value);
+      },
+      (error: unknown) => {
+        signal.removeEventListener("abort", abort);
+        reject(error);
+      },
+    );
+  });
 }
 
 function nowSeconds(): number {

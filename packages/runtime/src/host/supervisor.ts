@@ -16,7 +16,7 @@ import type {
   RuntimeWorkerData,
   SupervisorToRuntime,
 } from "../messages.js";
-import { RETIRE_TIMEOUT_MS } from "../timing.js";
+import { EXIT_CLOSE_WAIT_MS, RETIRE_TIMEOUT_MS } from "../timing.js";
 import { emitHostMessageLocally, onHostMessage, postHostMessage } from "./host-channel.js";
 import { newId } from "./ids.js";
 import { runtimeWorkerUrl } from "./worker-url.js";
@@ -35,8 +35,6 @@ interface RuntimeEntry {
 }
 
 const FATES_KEPT = 256;
-/** How long the exiting main thread waits (blocked) for the runtimes to close their sockets. */
-const EXIT_CLOSE_WAIT_MS = 2_000;
 
 export class RuntimeSupervisor {
   private current: RuntimeEntry | undefined;
@@ -71,9 +69,12 @@ export class RuntimeSupervisor {
   }
 
   /**
-   * process.exit() with a connection open would tear the runtime down with live sockets, which makes
-   * zeromq abort the process. On exit, ask every runtime to close its sockets and block (bounded) until
-   * it did: the runtime's event loop runs on its own thread while this one waits.
+   * Exiting (process.exit() on this thread, an uncaught exception, a signal handler that exits) with a
+   * connection open or a connect in flight would tear the runtime down with live sockets; zeromq.js then
+   * rejects their pending receives from a finalizer, cannot create the JS error there and aborts the
+   * process. On exit, ask every runtime to close its sockets and block (bounded) until it did: the
+   * runtime's event loop runs on its own thread while this one waits. A retired runtime flagged itself
+   * socket-free already, so its (possibly ended) thread is not waited for.
    */
   closeRuntimesOnExit(): void {
     process.on("exit", () => {

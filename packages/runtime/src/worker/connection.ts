@@ -15,6 +15,7 @@ import {
   type SerializedError,
   serializeError,
   type UtilityOutput,
+  UtilityTimeoutError,
 } from "@vllm-engine-core/protocol";
 import type { RuntimeConnectConfig } from "../config.js";
 import {
@@ -30,6 +31,7 @@ import {
 } from "../messages.js";
 import { OutputDiagnostics } from "./diagnostics.js";
 import type { EngineIO, EngineOutputSink } from "./engine-io.js";
+import { OutputFaultJudge } from "./output-faults.js";
 import type { ThreadPeer } from "./peer.js";
 import { type EndedHow, RecentlyEnded } from "./recently-ended.js";
 
@@ -37,7 +39,8 @@ interface EngineState {
   readonly index: number;
   /** Requests routed here that have not finished. */
   inflight: number;
-  dead: EngineDeadError | undefined;
+  /** EngineDeadError from the transport, or the ProtocolError of an output message that made it dead. */
+  dead: EngineDeadError | ProtocolError | undefined;
 }
 
 interface TrackedRequest {
@@ -52,6 +55,15 @@ interface PendingUtility {
 }
 
 type SubmitBody = Extract<CallBody, { t: "submit" }>;
+
+/** The caller's bounds of one utility call (see RuntimeConnection.callUtility). */
+export interface UtilityBounds {
+  timeoutMs?: number | null;
+  signal?: AbortSignal;
+}
+
+/** Utility calls that timed out or were aborted lately (call id → engine), so late replies are told apart. */
+const RECENTLY_CANCELLED_CALLS = 4_096;
 
 export class ConnectionService implements EngineOutputSink {
   readonly id: string;
@@ -69,7 +81,9 @@ export class ConnectionService implements EngineOutputSink {
   private readonly utilities = new Map<bigint, PendingUtility>();
   private nextCallId = 1n;
   private readonly diag = new OutputDiagnostics();
+  private readonly faults = new OutputFaultJudge();
   private readonly ended = new RecentlyEnded();
+  private readonly cancelledCalls = new RecentlyEnded<bigint, number>(RECENTLY_CANCELLED_CALLS);
   private health: SerializedError | null = null;
   private adopted = false;
   private closed = false;
@@ -204,6 +218,7 @@ export class ConnectionService implements EngineOutputSink {
     peer: ThreadPeer,
     method: string,
     packedArgs: unknown[],
+    bounds: UtilityBounds = {},
   ): Promise<{ engineIndex: number; output: UtilityOutput }[]> {
     this.assertAttached(peer);
     const dead = this.engines.find((engine) => engine.dead !== undefined);
@@ -228,20 +243,81 @@ export class ConnectionService implements EngineOutputSink {
         calls.push(call);
         call.frames = encodeUtilityCall({ clientIndex: this.clientIndex, callId, method, args });
       }
-      // Phase 2: send to every engine.
-      await Promise.all(calls.map((call) => this.io.send(call.engine.index, call.frames)));
     } catch (error) {
-      // Roll back: replies to calls that did reach an engine are dropped.
+      // An argument could not be encoded: nothing was sent.
       for (const call of calls) this.utilities.delete(call.callId);
       throw error;
     }
-    // Phase 3: every engine's answer, in engine order.
-    const outputs = await Promise.all(calls.map((call) => call.result));
+    const answered = async () => {
+      // Phase 2: send to every engine.
+      try {
+        await Promise.all(calls.map((call) => this.io.send(call.engine.index, call.frames)));
+      } catch (error) {
+        // Roll back: replies to calls that did reach an engine are dropped.
+        for (const call of calls) this.utilities.delete(call.callId);
+        throw error;
+      }
+      // Phase 3: every engine's answer, in engine order.
+      return Promise.all(calls.map((call) => call.result));
+    };
+    const outputs = await this.bounded(answered(), method, calls, bounds);
     // Results may hold Float64/MsgpackExt, which structured clone would flatten.
     return calls.map((call, i) => ({
       engineIndex: call.engine.index,
       output: packArgs(outputs[i]!) as UtilityOutput,
     }));
+  }
+
+  /**
+   * `work`, unless the caller's timeout fires or its signal aborts first: then the calls still pending are
+   * forgotten (their call ids remembered, so a reply that still comes is counted as late) and the call
+   * rejects with UtilityTimeoutError naming the engines that had not answered, or the signal's reason.
+   */
+  private bounded<T>(
+    work: Promise<T>,
+    method: string,
+    calls: readonly { engine: EngineState; callId: bigint }[],
+    bounds: UtilityBounds,
+  ): Promise<T> {
+    const { timeoutMs, signal } = bounds;
+    if ((timeoutMs === undefined || timeoutMs === null) && signal === undefined) return work;
+    return new Promise<T>((resolve, reject) => {
+      let timer: NodeJS.Timeout | undefined;
+      const settled = () => {
+        clearTimeout(timer);
+        signal?.removeEventListener("abort", onAbort);
+      };
+      const giveUp = (error: unknown) => {
+        settled();
+        for (const call of calls) {
+          if (this.utilities.delete(call.callId)) this.cancelledCalls.add(call.callId, call.engine.index);
+        }
+        work.catch(() => {});
+        reject(error);
+      };
+      const onAbort = () => giveUp(signal!.reason);
+      if (signal?.aborted) {
+        onAbort();
+        return;
+      }
+      signal?.addEventListener("abort", onAbort, { once: true });
+      if (timeoutMs !== undefined && timeoutMs !== null) {
+        timer = setTimeout(() => {
+          const silent = calls.filter((call) => this.utilities.has(call.callId)).map((c) => c.engine.index);
+          giveUp(new UtilityTimeoutError({ method, engineIndices: silent, timeoutMs }));
+        }, timeoutMs);
+      }
+      work.then(
+        (value) => {
+          settled();
+          resolve(value);
+        },
+        (error: unknown) => {
+          settled();
+          reject(error);
+        },
+      );
+    });
   }
 
   diagnostics(peer: ThreadPeer): ConnectionDiagnosticsWire {
@@ -371,29 +447,43 @@ export class ConnectionService implements EngineOutputSink {
       engineIndex === null ? this.engines : [this.byIndex.get(engineIndex)].filter((e) => e !== undefined);
     for (const engine of engines) {
       if (engine.dead !== undefined) continue;
-      const error = new EngineDeadError({ engineIndex: engineIndex === null ? null : engine.index, reason });
-      engine.dead = error;
-      this.setHealth(error);
-      const serialized = serializeError(error);
-      const byPeer = new Map<ThreadPeer, string[]>();
-      for (const [requestId, tracked] of this.requests) {
-        if (tracked.engine !== engine) continue;
-        this.forget(requestId, tracked, "aborted");
-        pushTo(byPeer, tracked.owner, requestId);
-      }
-      for (const [peer, requestIds] of byPeer)
-        peer.post({ t: "fail", c: this.id, requestIds, error: serialized });
-      for (const [callId, pending] of this.utilities) {
-        if (pending.engine !== engine) continue;
-        this.utilities.delete(callId);
-        pending.reject(error);
-      }
+      this.markDead(
+        engine,
+        new EngineDeadError({ engineIndex: engineIndex === null ? null : engine.index, reason }),
+      );
     }
   }
 
-  onBadMessage(error: ProtocolError): void {
-    // The loop keeps running; the message cannot be attributed to any request.
-    if (!this.closed) this.diag.badMessage(error);
+  /**
+   * An output message that could not be decoded: fail what it concerns — its streams, its utility call, or
+   * its engine (see output-faults.ts for the rule).
+   */
+  onBadMessage(error: ProtocolError, frames: Buffer[], senders: readonly number[]): void {
+    if (this.closed) return;
+    const live = senders.filter((index) => this.byIndex.get(index)?.dead === undefined);
+    const verdict = this.faults.judge(error, frames, live);
+    this.diag.badMessage(verdict.kind === "engines" ? (verdict.errors[0] ?? error) : verdict.error);
+    if (verdict.kind === "requests") {
+      this.failRequests(this.byIndex.get(verdict.engineIndex)!, verdict.requestIds, verdict.error);
+    } else if (verdict.kind === "utility") {
+      const pending = this.utilities.get(verdict.callId);
+      if (pending === undefined || pending.engine.index !== verdict.engineIndex) {
+        this.diag.unknownUtilityReply(verdict.engineIndex, verdict.callId);
+        return;
+      }
+      this.utilities.delete(verdict.callId);
+      pending.reject(verdict.error);
+      this.diag.failedByProtocolError({ utilityCalls: 1 });
+    } else {
+      for (const engineError of verdict.errors) {
+        const engine = this.byIndex.get(engineError.engineIndex!)!;
+        const { requestIds, utilityCalls } = this.markDead(engine, engineError);
+        this.diag.failedByProtocolError({ requests: requestIds.length, utilityCalls, engines: 1 });
+        // The engine process may still be generating them: tell it to stop (best effort).
+        if (requestIds.length > 0)
+          void this.io.send(engine.index, encodeAbortRequest(requestIds)).catch(() => {});
+      }
+    }
   }
 
   // ---- internals ----------------------------------------------------------------------------
@@ -403,8 +493,61 @@ export class ConnectionService implements EngineOutputSink {
     peer.connections.add(this);
   }
 
+  /** Marks the engine dead: health, its live requests and pending utility calls fail with `error`. */
+  private markDead(
+    engine: EngineState,
+    error: EngineDeadError | ProtocolError,
+  ): { requestIds: string[]; utilityCalls: number } {
+    engine.dead = error;
+    this.setHealth(error);
+    const serialized = serializeError(error);
+    const byPeer = new Map<ThreadPeer, string[]>();
+    const requestIds: string[] = [];
+    for (const [requestId, tracked] of this.requests) {
+      if (tracked.engine !== engine) continue;
+      this.forget(requestId, tracked, "aborted");
+      pushTo(byPeer, tracked.owner, requestId);
+      requestIds.push(requestId);
+    }
+    for (const [peer, ids] of byPeer)
+      peer.post({ t: "fail", c: this.id, requestIds: ids, error: serialized });
+    let utilityCalls = 0;
+    for (const [callId, pending] of this.utilities) {
+      if (pending.engine !== engine) continue;
+      this.utilities.delete(callId);
+      pending.reject(error);
+      utilityCalls++;
+    }
+    return { requestIds, utilityCalls };
+  }
+
+  /** Fails the live requests of `engine` among `requestIds` (an undecodable message named them) and aborts them there. */
+  private failRequests(engine: EngineState, requestIds: readonly string[], error: ProtocolError): void {
+    const serialized = serializeError(error);
+    const byPeer = new Map<ThreadPeer, string[]>();
+    const failed: string[] = [];
+    for (const requestId of requestIds) {
+      const tracked = this.requests.get(requestId);
+      // Another engine's request: this engine's message cannot carry its output.
+      if (tracked === undefined || tracked.engine !== engine) continue;
+      this.forget(requestId, tracked, "aborted");
+      pushTo(byPeer, tracked.owner, requestId);
+      failed.push(requestId);
+    }
+    for (const [peer, ids] of byPeer)
+      peer.post({ t: "fail", c: this.id, requestIds: ids, error: serialized });
+    this.diag.failedByProtocolError({ requests: failed.length });
+    if (failed.length > 0) void this.sendAborts(new Map([[engine, failed]])).catch(() => {});
+  }
+
   private resolveUtility(engineIndex: number, output: UtilityOutput): void {
     const pending = this.utilities.get(output.callId);
+    if (pending === undefined && this.cancelledCalls.get(output.callId) === engineIndex) {
+      // Its caller gave up (timeout or abort): expected, dropped.
+      this.cancelledCalls.delete(output.callId);
+      this.diag.lateUtilityReply();
+      return;
+    }
     if (pending === undefined || pending.engine.index !== engineIndex) {
       this.diag.unknownUtilityReply(engineIndex, output.callId);
       return;

@@ -1,5 +1,6 @@
-// What a connection noticed about its engines' output stream that belongs to no request: undecodable
-// messages, outputs for request ids that are not live, utility replies nobody waits for. Counted for
+// What a connection noticed about its engines' output stream: undecodable messages (and what they cost:
+// streams, utility calls and engines failed with a ProtocolError), outputs for request ids that are not
+// live, utility replies nobody waits for. Counted for
 // `diagnostics()`; the anomalies (all but outputs that trail an abort) are also logged as process warnings,
 // at most one per kind per interval, so a misbehaving engine can't flood stderr (a 10 s fuzz run used to
 // print ~24,000 lines).
@@ -18,6 +19,10 @@ export class OutputDiagnostics {
     outputsAfterFinish: 0,
     outputsForUnknownRequests: 0,
     unknownUtilityReplies: 0,
+    lateUtilityReplies: 0,
+    requestsFailedByProtocolError: 0,
+    utilityCallsFailedByProtocolError: 0,
+    enginesDeadByProtocolError: 0,
   };
   #lastProtocolError: SerializedError | null = null;
   readonly #badMessageWarning = new RateLimitedWarning("VLLM_UNDECODABLE_OUTPUT");
@@ -30,6 +35,13 @@ export class OutputDiagnostics {
     this.#badMessageWarning.emit(
       `vllm-engine-core: dropped an undecodable engine output message: ${error.message}`,
     );
+  }
+
+  /** What an undecodable message cost (see output-faults.ts). */
+  failedByProtocolError(cost: { requests?: number; utilityCalls?: number; engines?: number }): void {
+    this.#counts.requestsFailedByProtocolError += cost.requests ?? 0;
+    this.#counts.utilityCallsFailedByProtocolError += cost.utilityCalls ?? 0;
+    this.#counts.enginesDeadByProtocolError += cost.engines ?? 0;
   }
 
   /** An output for a request id that is not live; `ended` says how the id ended, if it did lately. */
@@ -56,6 +68,11 @@ export class OutputDiagnostics {
       `vllm-engine-core: engine ${engineIndex} answered utility call ${callId}, which no caller is waiting for ` +
         "(already answered, rolled back, or never made by this client); the reply was dropped",
     );
+  }
+
+  /** A reply to a utility call whose caller gave up (timeout, abort): expected, so not logged. */
+  lateUtilityReply(): void {
+    this.#counts.lateUtilityReplies++;
   }
 
   snapshot(): ConnectionDiagnosticsWire {

@@ -6,7 +6,8 @@ import type { RuntimeConnectConfig } from "../config.js";
 export interface EngineOutputSink {
   onOutputs(outputs: EngineCoreOutputs, frames: Buffer[]): void;
   onEngineDead(engineIndex: number | null, reason: string): void;
-  onBadMessage(error: ProtocolError, frames: Buffer[]): void;
+  /** `senders`: the engines that push to the output socket the message came on. */
+  onBadMessage(error: ProtocolError, frames: Buffer[], senders: readonly number[]): void;
 }
 
 export interface EngineIO {

@@ -1,6 +1,6 @@
 // The runtime's end of one thread's link, plus what the runtime knows about that thread: its liveness
 // (sentinel heartbeat; none for the main thread, whose death is the process's), the connections it is
-// attached to and the connects it has in progress.
+// attached to and the connects and utility calls it has in progress.
 import { BroadcastChannel } from "node:worker_threads";
 import type { ToHost, ToRuntime } from "../messages.js";
 import { STALE_AFTER_MS } from "../timing.js";
@@ -12,6 +12,8 @@ export class ThreadPeer {
   readonly connections = new Set<ConnectionService>();
   /** Pending connect calls of this thread, by call id. */
   readonly connects = new Map<number, AbortController>();
+  /** Pending utility calls of this thread, by call id (cancelled when the caller's signal aborts). */
+  readonly utilityCalls = new Map<number, AbortController>();
   private readonly channel: BroadcastChannel;
   private readonly heartbeat: Int32Array | null;
   private lastBeat = 0;

@@ -1,7 +1,12 @@
 // The runtime service on the worker thread: accepts thread links on its control channel, serves their
 // calls, watches their liveness, and ends itself once it has nothing left to serve.
 import { BroadcastChannel, parentPort, workerData } from "node:worker_threads";
-import { ClientClosedError, ConnectAbortedError, serializeError } from "@vllm-engine-core/protocol";
+import {
+  ClientClosedError,
+  ConnectAbortedError,
+  RuntimeCrashedError,
+  serializeError,
+} from "@vllm-engine-core/protocol";
 import {
   type CallMessage,
   type CallResult,
@@ -25,12 +30,16 @@ export class RuntimeService {
   private readonly peers = new Map<string, ThreadPeer>();
   private readonly connections = new Map<string, ConnectionService>();
   private connecting = 0;
+  /** Every connect in progress (also those whose thread is gone), settled once its sockets are closed. */
+  private readonly connectsInFlight = new Map<AbortController, Promise<unknown>>();
   private nextConnection = 1;
   private retiring = false;
   private crashed = false;
   private hadWork = false;
   /** Ref'd: this timer is what keeps the runtime thread alive until it retires. */
   private readonly liveness: NodeJS.Timeout;
+  /** Shared with the supervisor: 1 once this thread has no socket and will open none (see socketsGone). */
+  private readonly exitFlag: Int32Array;
   private idleTimer: NodeJS.Timeout | undefined;
 
   constructor(connectEngines: ConnectEngines) {
@@ -41,7 +50,8 @@ export class RuntimeService {
     this.control.onmessage = (event) => this.onHello((event as MessageEvent).data as Hello);
     this.control.unref();
     this.liveness = setInterval(() => this.checkLiveness(), LIVENESS_CHECK_MS);
-    this.listenToSupervisor(new Int32Array(data.exitFlag), data.testHooks);
+    this.exitFlag = new Int32Array(data.exitFlag);
+    this.listenToSupervisor(data.testHooks);
     // A bug must not tear the thread down with live sockets (zeromq would abort the whole process):
     // close them, report the crash and end by ourselves.
     process.on("uncaughtException", (error) => this.crash(error));
@@ -70,6 +80,9 @@ export class RuntimeService {
     switch (message.t) {
       case "cancel":
         peer.connects.get(message.id)?.abort(new ConnectAbortedError({ detail: "cancelled by the caller" }));
+        peer.utilityCalls
+          .get(message.id)
+          ?.abort(new ClientClosedError({ detail: "the caller aborted the call" }));
         return;
       case "adopt":
         this.connections.get(message.connectionId)?.adopt();
@@ -98,7 +111,7 @@ export class RuntimeService {
       case "abort":
         return connection.abort(peer, call.requestIds);
       case "utility":
-        return connection.callUtility(peer, call.method, call.args);
+        return this.callUtility(peer, connection, call);
       case "diagnostics":
         return connection.diagnostics(peer);
       case "detach":
@@ -107,6 +120,23 @@ export class RuntimeService {
       case "shutdown":
         await connection.shutdown();
         return null;
+    }
+  }
+
+  private async callUtility(
+    peer: ThreadPeer,
+    connection: ConnectionService,
+    call: Extract<CallMessage, { t: "utility" }>,
+  ): Promise<CallResult> {
+    const controller = new AbortController();
+    peer.utilityCalls.set(call.id, controller);
+    try {
+      return await connection.callUtility(peer, call.method, call.args, {
+        timeoutMs: call.timeoutMs,
+        signal: controller.signal,
+      });
+    } finally {
+      peer.utilityCalls.delete(call.id);
     }
   }
 
@@ -128,7 +158,12 @@ export class RuntimeService {
     this.connecting++;
     this.reportLoad();
     try {
-      const io = await this.connectEngines(call.config, controller.signal);
+      const connecting = this.connectEngines(call.config, controller.signal);
+      this.connectsInFlight.set(
+        controller,
+        connecting.catch(() => undefined),
+      );
+      const io = await connecting;
       if (controller.signal.aborted || peer.gone) {
         await io.close();
         throw controller.signal.reason ?? new ConnectAbortedError({ detail: "the connecting thread exited" });
@@ -141,6 +176,7 @@ export class RuntimeService {
       io.startOutputLoop(connection);
       return connection.attachResult();
     } finally {
+      this.connectsInFlight.delete(controller);
       peer.connects.delete(call.id);
       this.connecting--;
       this.reportLoad();
@@ -173,6 +209,9 @@ export class RuntimeService {
     this.peers.delete(peer.linkName);
     for (const controller of peer.connects.values()) {
       controller.abort(new ConnectAbortedError({ detail: "the connecting thread exited" }));
+    }
+    for (const controller of peer.utilityCalls.values()) {
+      controller.abort(new ClientClosedError({ detail: "the calling thread exited" }));
     }
     await Promise.allSettled([...peer.connections].map((connection) => connection.peerGone(peer)));
   }
@@ -213,6 +252,8 @@ export class RuntimeService {
     if (this.retiring) return;
     this.retiring = true;
     if (announce) this.toSupervisor({ t: "retiring" });
+    // A retiring runtime opens nothing new; without sockets, its thread may end before an exit request.
+    if (this.connections.size === 0 && this.connectsInFlight.size === 0) this.socketsGone();
     clearInterval(this.liveness);
     this.clearIdleRetire();
     this.control.close();
@@ -230,25 +271,43 @@ export class RuntimeService {
     this.toSupervisor({ t: "crashed", reason });
     // The main-thread host tells every thread (RuntimeCrashedError); here only the sockets matter.
     this.retire(false);
-    void this.closeAllSockets();
+    void this.closeAllSockets(new RuntimeCrashedError({ reason })).finally(() => this.socketsGone());
   }
 
-  private async closeAllSockets(): Promise<void> {
+  /**
+   * Closes every socket of this thread: stops the connects in progress (each closes what it opened, as on
+   * any abort) and closes the connections. Resolves once no socket is left, so no receive is left pending
+   * on one either: zeromq.js rejects a pending receive from its finalizer when the thread is torn down,
+   * where no JS error can be created, and the native exception aborts the whole process.
+   */
+  private async closeAllSockets(reason: Error): Promise<void> {
+    for (const controller of this.connectsInFlight.keys()) controller.abort(reason);
+    await Promise.allSettled(this.connectsInFlight.values());
     await Promise.allSettled([...this.connections.values()].map((connection) => connection.closeSockets()));
+  }
+
+  /**
+   * Tells the supervisor's exit handler (blocked in Atomics.wait, or about to be) that this thread can be
+   * torn down with the process: it has no socket left and, retiring, will open none.
+   */
+  private socketsGone(): void {
+    Atomics.store(this.exitFlag, 0, 1);
+    Atomics.notify(this.exitFlag, 0);
   }
 
   private toSupervisor(message: RuntimeToSupervisor): void {
     parentPort?.postMessage(message);
   }
 
-  private listenToSupervisor(exitFlag: Int32Array, testHooks: boolean): void {
+  private listenToSupervisor(testHooks: boolean): void {
     parentPort?.on("message", (message: SupervisorToRuntime) => {
       if (message?.t === "exit") {
-        // The main thread is blocked until the flag flips: close the sockets, nothing else.
-        void this.closeAllSockets().finally(() => {
-          Atomics.store(exitFlag, 0, 1);
-          Atomics.notify(exitFlag, 0);
-        });
+        // The main thread is blocked until the flag flips: refuse new work (a connect already queued on a
+        // link must not open sockets after the flag), close every socket, nothing else.
+        this.retire(false);
+        void this.closeAllSockets(new ConnectAbortedError({ detail: "the process is exiting" })).finally(() =>
+          this.socketsGone(),
+        );
       } else if (message?.t === "crash" && testHooks) {
         setImmediate(() => {
           throw new Error(message.reason);

@@ -42,7 +42,7 @@ export type WorkerReply =
 export type WorkerEvent =
   | { kind: "outputs"; outputs: EngineCoreOutputs; frameCount: number }
   | { kind: "dead"; engineIndex: number | null; reason: string; at: number }
-  | { kind: "bad"; error: SerializedError; frameCount: number };
+  | { kind: "bad"; error: SerializedError; frameCount: number; senders: number[] };
 
 export type WorkerMessage = ({ type: "reply" } & WorkerReply) | ({ type: "event" } & WorkerEvent);
 

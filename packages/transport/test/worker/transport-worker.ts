@@ -50,8 +50,14 @@ async function handle(command: WorkerCommand): Promise<unknown> {
           post({ type: "event", kind: "outputs", outputs, frameCount: frames.length }),
         onEngineDead: (engineIndex, reason) =>
           post({ type: "event", kind: "dead", engineIndex, reason, at: Date.now() }),
-        onBadMessage: (error, frames) =>
-          post({ type: "event", kind: "bad", error: serializeError(error), frameCount: frames.length }),
+        onBadMessage: (error, frames, senders) =>
+          post({
+            type: "event",
+            kind: "bad",
+            error: serializeError(error),
+            frameCount: frames.length,
+            senders: [...senders],
+          }),
       });
       return undefined;
     case "send":
