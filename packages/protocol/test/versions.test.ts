@@ -7,11 +7,6 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import {
   compatibilityTable,
-  decodeCoordinatorPublish,
-  decodeHandshakeStatus,
-  decodeInputMessage,
-  decodeOutputMessage,
-  decodeReadyResponse,
   type EngineCoreOutput,
   type EngineCoreRequest,
   encodeAddRequest,
@@ -31,7 +26,7 @@ import {
   versionFromVllmVersionString,
   WIRE_CHANGES,
 } from "../src/index.js";
-import { decodeFrames, encodeFrames } from "../src/messages/run.js";
+import { encodeFrames } from "../src/messages/run.js";
 import { type AnyCodec, CALL_ID } from "../src/schema/codec.js";
 import { StructCodec } from "../src/schema/struct.js";
 import {
@@ -44,6 +39,7 @@ import {
 import * as output from "../src/structs/output.js";
 import * as request from "../src/structs/request.js";
 import * as sampling from "../src/structs/sampling.js";
+import { decodersFor, FRAME_SHAPES, type ShapedDecoders } from "./helpers/frame-shapes.js";
 
 type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
 
@@ -88,28 +84,9 @@ const byName = (version: VllmVersion, name: string): VersionVector => {
 const fromHex = (h: string) => new Uint8Array(Buffer.from(h, "hex"));
 const hex = (frames: readonly Uint8Array[]) => frames.map((f) => Buffer.from(f).toString("hex"));
 
-// --- frame shapes (local; the shared helper lands separately) ---------------------------------------
-
-/** The same frames as a fresh Uint8Array, a Node Buffer (small ones are slices of the shared pool), a
- * Buffer at an odd byteOffset, and an unaligned view into a larger ArrayBuffer. */
-function frameShapes(frames: readonly Uint8Array[]): { shape: string; frames: Uint8Array[] }[] {
-  return [
-    { shape: "Uint8Array", frames: frames.map((f) => new Uint8Array(f)) },
-    { shape: "Buffer", frames: frames.map((f) => Buffer.from(f)) },
-    {
-      shape: "Buffer at an odd offset",
-      frames: frames.map((f) => Buffer.concat([Buffer.of(0xff), f]).subarray(1)),
-    },
-    {
-      shape: "unaligned view",
-      frames: frames.map((f) => {
-        const backing = new Uint8Array(f.length + 7);
-        backing.set(f, 3);
-        return backing.subarray(3, 3 + f.length);
-      }),
-    },
-  ];
-}
+// Every decode runs on the shared helper's frame shapes (Uint8Array, pooled and own Buffers, offsets 1–7);
+// `EVERY_SHAPE` also checks that all shapes agree, `decodersFor([shape])` runs one shape for a per-shape test.
+const EVERY_SHAPE = decodersFor(FRAME_SHAPES);
 
 // --- decoded TS value → wire-named JSON view (exactly the keys present) -------------------------------
 
@@ -163,10 +140,14 @@ function opaque(value: unknown, path: string): Json {
 
 // --- per-kind decode / encode ------------------------------------------------------------------------
 
-function decodeVector(v: VersionVector, frames: Uint8Array[]): { view: Json; value: unknown } {
+function decodeVector(
+  v: VersionVector,
+  frames: Uint8Array[],
+  d: ShapedDecoders = EVERY_SHAPE,
+): { view: Json; value: unknown } {
   switch (v.kind) {
     case "outputs": {
-      const m = decodeOutputMessage(frames);
+      const m = d.decodeOutputMessage(frames);
       if (m.kind !== "outputs") throw new Error("expected outputs");
       return {
         value: m.outputs,
@@ -174,15 +155,15 @@ function decodeVector(v: VersionVector, frames: Uint8Array[]): { view: Json; val
       };
     }
     case "scheduler_stats": {
-      const s = decodeFrames(output.SchedulerStatsCodec, frames, "SchedulerStats");
+      const s = d.decodeFrames(output.SchedulerStatsCodec, frames, "SchedulerStats");
       return { value: s, view: toWire(output.SchedulerStatsCodec, s, "SchedulerStats") };
     }
     case "registration": {
-      const r = decodeReadyResponse(frames[0]!);
+      const r = d.decodeReadyResponse(frames[0]!);
       return { value: r, view: toWire(EngineCoreReadyResponseCodec, r, "EngineCoreReadyResponse") };
     }
     case "request": {
-      const m = decodeInputMessage(frames);
+      const m = d.decodeInputMessage(frames);
       if (m.type !== "add") throw new Error("expected an ADD");
       return {
         value: m.request,
@@ -190,11 +171,11 @@ function decodeVector(v: VersionVector, frames: Uint8Array[]): { view: Json; val
       };
     }
     case "handshake_status": {
-      const h = decodeHandshakeStatus(frames[0]!);
+      const h = d.decodeHandshakeStatus(frames[0]!);
       return { value: h, view: toWire(HandshakeStatusCodec, h, "HandshakeStatus") };
     }
     case "coordinator_publish": {
-      const p = decodeCoordinatorPublish(frames[0]!);
+      const p = d.decodeCoordinatorPublish(frames[0]!);
       return {
         value: p,
         view: { counts: p.counts, wave: p.wave, engines_running: p.enginesRunning } as Json,
@@ -291,10 +272,10 @@ describe("per-version vectors", () => {
   describe.each(ALL.map((v) => [`${v.version} ${v.name}`, v] as const))("%s", (_label, v) => {
     const frames = v.frames_hex.map(fromHex);
 
-    it.each(frameShapes(frames).map((s) => [s.shape, s.frames] as const))(
+    it.each(FRAME_SHAPES.map((shape) => [shape.name, shape] as const))(
       "decodes from %s to exactly the version's fields and values",
-      (_shape, shaped) => {
-        expect(decodeVector(v, shaped).view).toStrictEqual(v.decoded);
+      (_name, shape) => {
+        expect(decodeVector(v, frames, decodersFor([shape])).view).toStrictEqual(v.decoded);
       },
     );
 
@@ -349,7 +330,7 @@ describe("layout chosen from the wire", () => {
   it.each(released)(
     "v%s: 13-element outputs decode with ec_transfer_params absent and no field shifted",
     (ver) => {
-      const m = decodeOutputMessage(byName(ver, "outputs.step").frames_hex.map(fromHex));
+      const m = EVERY_SHAPE.decodeOutputMessage(byName(ver, "outputs.step").frames_hex.map(fromHex));
       if (m.kind !== "outputs") throw new Error("expected outputs");
       const [first, running, finished] = m.outputs.outputs as [
         EngineCoreOutput,
@@ -380,7 +361,7 @@ describe("layout chosen from the wire", () => {
   );
 
   it("14-element outputs (the pin) carry ec_transfer_params at index 9", () => {
-    const m = decodeOutputMessage(byName("main", "outputs.step").frames_hex.map(fromHex));
+    const m = EVERY_SHAPE.decodeOutputMessage(byName("main", "outputs.step").frames_hex.map(fromHex));
     if (m.kind !== "outputs") throw new Error("expected outputs");
     const running = m.outputs.outputs[1]!;
     expect(running.ecTransferParams).toEqual({ mm_hash: "img-7f3a", encoder_output_len: 576 });
@@ -389,14 +370,18 @@ describe("layout chosen from the wire", () => {
   });
 
   it("registration frames of every version decode; fields the engine lacks are absent, not invented", () => {
-    const r22 = decodeReadyResponse(fromHex(byName("0.22", "registration.typical").frames_hex[0]!));
+    const r22 = EVERY_SHAPE.decodeReadyResponse(
+      fromHex(byName("0.22", "registration.typical").frames_hex[0]!),
+    );
     expect(r22).toStrictEqual({
       maxModelLen: 8192,
       numGpuBlocks: 27000,
       dpStatsAddress: null,
       dtype: "bfloat16",
     });
-    const r25 = decodeReadyResponse(fromHex(byName("0.25", "registration.typical").frames_hex[0]!));
+    const r25 = EVERY_SHAPE.decodeReadyResponse(
+      fromHex(byName("0.25", "registration.typical").frames_hex[0]!),
+    );
     expect(r25.worldSize).toBe(1);
     expect(r25.kvCacheSizeTokens).toBe(432000);
     expect("tensorParallelSize" in r25).toBe(false);
@@ -405,15 +390,21 @@ describe("layout chosen from the wire", () => {
 
   it("a frame of a known version missing a field that version requires is still rejected", () => {
     // v0.24 keys (world_size present) without data_parallel_size: not something any v0.24 engine sends.
-    const r24 = decodeReadyResponse(fromHex(byName("0.24", "registration.typical").frames_hex[0]!));
+    const r24 = EVERY_SHAPE.decodeReadyResponse(
+      fromHex(byName("0.24", "registration.typical").frames_hex[0]!),
+    );
     const { dataParallelSize: _dropped, ...rest } = r24;
     const broken = encodeReadyResponse(rest, { vllmVersion: "0.22" });
-    expect(() => decodeReadyResponse(broken)).toThrow(/missing required field "data_parallel_size"/);
+    expect(() => EVERY_SHAPE.decodeReadyResponse(broken)).toThrow(
+      /missing required field "data_parallel_size"/,
+    );
   });
 
   it("the engine's vllm_version names its release", () => {
     const reported = (["0.23", "0.24", "0.25", "main"] as const).map(
-      (ver) => decodeReadyResponse(fromHex(byName(ver, "registration.typical").frames_hex[0]!)).vllmVersion!,
+      (ver) =>
+        EVERY_SHAPE.decodeReadyResponse(fromHex(byName(ver, "registration.typical").frames_hex[0]!))
+          .vllmVersion!,
     );
     expect(reported.map(versionFromVllmVersionString)).toEqual(["0.23", "0.24", "0.25", undefined]);
     expect(versionFromVllmVersionString("0.23.1rc0")).toBe("0.23");
@@ -422,7 +413,7 @@ describe("layout chosen from the wire", () => {
 
   it("the registration frame gives the engine's version: a lower bound from its keys, the release when known", () => {
     const of = (ver: VllmVersion, name = "registration.typical") =>
-      engineVersionOf(decodeReadyResponse(fromHex(byName(ver, name).frames_hex[0]!)));
+      engineVersionOf(EVERY_SHAPE.decodeReadyResponse(fromHex(byName(ver, name).frames_hex[0]!)));
     expect(of("0.22")).toEqual({ atLeast: "0.22", release: "0.22" });
     expect(of("0.23")).toEqual({ atLeast: "0.23", release: "0.23" });
     expect(of("0.24")).toEqual({ atLeast: "0.24", release: "0.24" });
@@ -432,7 +423,7 @@ describe("layout chosen from the wire", () => {
   });
 
   it("stats maps without the newer keys leave them absent", () => {
-    const s = decodeFrames(
+    const s = EVERY_SHAPE.decodeFrames(
       output.SchedulerStatsCodec,
       [fromHex(byName("0.22", "stats.scheduler_stats").frames_hex[0]!)],
       "SchedulerStats",
@@ -445,7 +436,7 @@ describe("layout chosen from the wire", () => {
       numAcceptedTokens: 4,
       numAcceptedTokensPerPos: [2, 1, 1],
     });
-    const main = decodeFrames(
+    const main = EVERY_SHAPE.decodeFrames(
       output.SchedulerStatsCodec,
       [fromHex(byName("main", "stats.scheduler_stats").frames_hex[0]!)],
       "SchedulerStats",
@@ -455,14 +446,14 @@ describe("layout chosen from the wire", () => {
   });
 
   it("coordinator counts of released coordinators have no kv_cache_usage", () => {
-    const old = decodeCoordinatorPublish(
+    const old = EVERY_SHAPE.decodeCoordinatorPublish(
       fromHex(byName("0.25", "coordinator.publish_counts").frames_hex[0]!),
     );
     expect(old.counts).toStrictEqual([
       [2, 1],
       [0, 3],
     ]);
-    const pin = decodeCoordinatorPublish(
+    const pin = EVERY_SHAPE.decodeCoordinatorPublish(
       fromHex(byName("main", "coordinator.publish_counts").frames_hex[0]!),
     );
     expect(pin.counts).toStrictEqual([
@@ -474,7 +465,7 @@ describe("layout chosen from the wire", () => {
 
 describe("encoding for a version", () => {
   const chat = () => {
-    const m = decodeInputMessage(byName("main", "request.chat").frames_hex.map(fromHex));
+    const m = EVERY_SHAPE.decodeInputMessage(byName("main", "request.chat").frames_hex.map(fromHex));
     if (m.type !== "add") throw new Error("expected an ADD");
     return m.request;
   };
@@ -504,12 +495,12 @@ describe("encoding for a version", () => {
       0x62,
       0x63,
     ]);
-    const m = decodeInputMessage([frames[0]!, longer]);
+    const m = EVERY_SHAPE.decodeInputMessage([frames[0]!, longer]);
     expect(m.type === "add" && m.request.sessionId).toBe("session-42");
   });
 
   it("ec_transfer_params cannot be sent in the 13-element layout; null is dropped", () => {
-    const m = decodeOutputMessage(byName("main", "outputs.step").frames_hex.map(fromHex));
+    const m = EVERY_SHAPE.decodeOutputMessage(byName("main", "outputs.step").frames_hex.map(fromHex));
     if (m.kind !== "outputs") throw new Error("expected outputs");
     expect(() => encodeEngineCoreOutputs(m.outputs, { vllmVersion: "0.25" })).toThrow(ProtocolError);
     expect(() => encodeEngineCoreOutputs(m.outputs, { vllmVersion: "0.25" })).toThrow(/ec_transfer_params/);
@@ -518,7 +509,7 @@ describe("encoding for a version", () => {
       outputs: m.outputs.outputs.map((o) => ({ ...o, ecTransferParams: null })),
     };
     const frames = encodeEngineCoreOutputs(withoutEc, { vllmVersion: "0.25" });
-    const again = decodeOutputMessage(frames);
+    const again = EVERY_SHAPE.decodeOutputMessage(frames);
     expect(again.kind === "outputs" && again.outputs.outputs.every((o) => !("ecTransferParams" in o))).toBe(
       true,
     );
