@@ -116,7 +116,8 @@ export class EngineCoreClient implements AsyncDisposable {
   get modelDtype(): string {
     return this.#first.dtype;
   }
-  get vllmVersion(): string {
+  /** undefined when the engine does not report it (vLLM v0.22 engines). */
+  get vllmVersion(): string | undefined {
     return this.#first.vllmVersion;
   }
   /** Sum over engines. */
@@ -127,10 +128,12 @@ export class EngineCoreClient implements AsyncDisposable {
   get maxModelLen(): number {
     return Math.min(...this.readyResponses.map((r) => r.maxModelLen));
   }
-  get worldSize(): number {
+  /** undefined when the engine does not report it (vLLM before v0.24). */
+  get worldSize(): number | undefined {
     return this.#first.worldSize;
   }
-  get dataParallelSize(): number {
+  /** undefined when the engine does not report it (vLLM before v0.24). */
+  get dataParallelSize(): number | undefined {
     return this.#first.dataParallelSize;
   }
   get modelName(): string {

@@ -50,6 +50,7 @@ export { DEFAULT_AUX_THRESHOLD, type EncodeOptions } from "./messages/run.js";
 export { decodeValue, encodeValue, loraRequestValue } from "./messages/value.js";
 export { Float64, MsgpackExt } from "./msgpack/values.js";
 export { PINNED_VLLM_COMMIT, VLLM_REVISION } from "./revision.js";
+export type { StructLayout } from "./schema/struct.js";
 export type { Tensor, TensorData } from "./schema/tensor.js";
 export type {
   EngineCoreReadyResponse,
@@ -76,8 +77,10 @@ export {
   type LogprobsTensors,
   type PrefillStats,
   type PrefixCacheStats,
+  type SchedulerIterationDetails,
   type SchedulerStats,
   type SchedulerStatsInit,
+  type SpecDecodingStats,
   type UtilityOutput,
   type UtilityOutputInit,
   type UtilityResult,
@@ -110,3 +113,4 @@ export {
   type StructuredOutputsParams,
   type StructuredOutputsParamsInit,
 } from "./structs/sampling.js";
+export * from "./versions/index.js";

@@ -4,7 +4,8 @@
 import type { EngineCoreReadyResponse } from "@vllm-engine-core/protocol";
 import type { ReadyResponseOverrides } from "./options.js";
 
-export type MockReadyResponse = EngineCoreReadyResponse;
+/** The mock plays the pinned revision, which reports every field. */
+export type MockReadyResponse = Required<EngineCoreReadyResponse>;
 
 export const MOCK_VLLM_VERSION = "0.26.0.dev0+mock";
 

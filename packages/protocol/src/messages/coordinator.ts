@@ -4,8 +4,11 @@ import type { Reader } from "../msgpack/reader.js";
 import { BOOL, FLOAT, INT } from "../schema/codec.js";
 import { decodeCustom, encodeCustom } from "./run.js";
 
-/** Per engine: `[num_waiting_reqs, num_running_reqs, kv_cache_usage]`. */
-export type EngineLoadCounts = [waiting: number, running: number, kvCacheUsage: number];
+/**
+ * Per engine: `[num_waiting_reqs, num_running_reqs, kv_cache_usage]`. Coordinators before vLLM main
+ * 59a6b041 (#49204; every release up to v0.25) publish `[waiting, running]`: kvCacheUsage is then absent.
+ */
+export type EngineLoadCounts = [waiting: number, running: number, kvCacheUsage?: number];
 
 export interface CoordinatorPublish {
   counts: EngineLoadCounts[] | null;
@@ -23,10 +26,11 @@ export function encodeCoordinatorPublish(msg: CoordinatorPublish): Uint8Array {
       w.arrayHeader(msg.counts.length);
       msg.counts.forEach((c, i) => {
         try {
-          w.arrayHeader(3);
+          const usage = c[2];
+          w.arrayHeader(usage === undefined ? 2 : 3);
           INT.encode(w, c[0]);
           INT.encode(w, c[1]);
-          FLOAT.encode(w, c[2]);
+          if (usage !== undefined) FLOAT.encode(w, usage);
         } catch (err) {
           throw withSegment(err, `.counts[${i}]`);
         }
@@ -48,8 +52,10 @@ export function decodeCoordinatorPublish(payload: Uint8Array): CoordinatorPublis
       for (let i = 0; i < m; i++) {
         try {
           const k = r.array();
-          if (k < 3) fail(`expected [waiting, running, kv_cache_usage], got ${k} element(s)`);
-          counts[i] = [r.int(), r.int(), r.float()];
+          if (k < 2) fail(`expected [waiting, running(, kv_cache_usage)], got ${k} element(s)`);
+          const waiting = r.int();
+          const running = r.int();
+          counts[i] = k === 2 ? [waiting, running] : [waiting, running, r.float()];
           for (let j = 3; j < k; j++) r.skip();
         } catch (err) {
           throw withSegment(err, `.counts[${i}]`);

@@ -10,6 +10,7 @@ import {
   type HandshakeStatus,
   HandshakeStatusCodec,
 } from "../structs/handshake.js";
+import type { VllmVersion } from "../versions/versions.js";
 import { decodeCustom, decodeFrames, encodeSingle } from "./run.js";
 
 /** HELLO / READY (engine → frontend): dict `{status, local, headless[, parallel_config_hash]}`. */
@@ -47,9 +48,15 @@ export function decodeHandshakeInit(payload: Uint8Array): EngineHandshakeMetadat
   return decodeFrames(EngineHandshakeMetadataCodec, [payload], "EngineHandshakeMetadata");
 }
 
-/** Input-socket registration (engine → frontend ROUTER): EngineCoreReadyResponse. */
-export function encodeReadyResponse(r: EngineCoreReadyResponseInit): Uint8Array {
-  return encodeSingle(EngineCoreReadyResponseCodec, r, "EngineCoreReadyResponse");
+/**
+ * Input-socket registration (engine → frontend ROUTER): EngineCoreReadyResponse, with the keys of
+ * `vllmVersion`'s dataclass (default: the pinned revision's 18).
+ */
+export function encodeReadyResponse(
+  r: EngineCoreReadyResponseInit,
+  options?: { vllmVersion?: VllmVersion },
+): Uint8Array {
+  return encodeSingle(EngineCoreReadyResponseCodec, r, "EngineCoreReadyResponse", options?.vllmVersion);
 }
 
 export function decodeReadyResponse(payload: Uint8Array): EngineCoreReadyResponse {

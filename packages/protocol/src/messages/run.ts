@@ -5,12 +5,20 @@ import { describeForeign, WireFault } from "../msgpack/fault.js";
 import { Reader } from "../msgpack/reader.js";
 import { sharedWriter, type Writer } from "../msgpack/writer.js";
 import type { Codec } from "../schema/codec.js";
+import { isVllmVersion, PINNED_VERSION, type VllmVersion } from "../versions/versions.js";
 
 export const DEFAULT_AUX_THRESHOLD = 256;
 
 export interface EncodeOptions {
   /** Arrays/tensors of at least this many bytes go to aux frames (VLLM_MSGPACK_ZERO_COPY_THRESHOLD; default 256). */
   auxThreshold?: number;
+  /**
+   * Write the struct layouts of this vLLM version (default: the pinned revision, "main"). Fields the
+   * version lacks are dropped when they hold their default; set ones are still sent where that
+   * version's decoder skips them (trailing array elements, map keys), and fail to encode where it
+   * has no slot for them (a field inserted mid-array, like EngineCoreOutput.ec_transfer_params).
+   */
+  vllmVersion?: VllmVersion;
 }
 
 function toProtocolError(err: unknown, struct: string, direction: "decode" | "encode"): ProtocolError {
@@ -63,8 +71,15 @@ export function encodeCustom(
 ): Uint8Array[] {
   const w = sharedWriter;
   const threshold = options?.auxThreshold ?? DEFAULT_AUX_THRESHOLD;
+  const target = options?.vllmVersion ?? PINNED_VERSION;
   w.reset(threshold);
   try {
+    if (!isVllmVersion(target)) {
+      throw new WireFault(
+        `unknown vllmVersion ${JSON.stringify(target)} (expected one of the VLLM_VERSIONS ids)`,
+      );
+    }
+    w.targetVersion = target;
     fn(w);
     const frames = [w.finish(), ...w.aux];
     w.aux = [];
@@ -75,7 +90,13 @@ export function encodeCustom(
   }
 }
 
-export function encodeSingle<I>(codec: Codec<unknown, I>, value: I, struct: string): Uint8Array {
-  const frames = encodeFrames(codec, value, struct, { auxThreshold: Number.POSITIVE_INFINITY });
-  return frames[0]!;
+export function encodeSingle<I>(
+  codec: Codec<unknown, I>,
+  value: I,
+  struct: string,
+  vllmVersion?: VllmVersion,
+): Uint8Array {
+  const options: EncodeOptions = { auxThreshold: Number.POSITIVE_INFINITY };
+  if (vllmVersion !== undefined) options.vllmVersion = vllmVersion;
+  return encodeFrames(codec, value, struct, options)[0]!;
 }

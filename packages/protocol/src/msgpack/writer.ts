@@ -1,6 +1,7 @@
 // Schema-agnostic msgpack writer that follows msgspec's choices: smallest int encoding, float64 for
 // floats, smallest str/bin/array/map headers, standard ext headers. One instance is reused by every
 // encode call (encoding is synchronous and never re-entrant), and `finish` copies the bytes out.
+import type { VllmVersion } from "../versions/versions.js";
 import { fail } from "./fault.js";
 
 const textEncoder = new TextEncoder();
@@ -13,6 +14,8 @@ export class Writer {
   /** Aux frames of the message being encoded; index 0 stands for the main buffer. */
   aux: Uint8Array[] = [];
   auxThreshold = 256;
+  /** The vLLM version whose struct layouts this message is written in (set per encode call). */
+  targetVersion: VllmVersion = "main";
 
   constructor(initialSize = 16384) {
     this.buf = new Uint8Array(initialSize);

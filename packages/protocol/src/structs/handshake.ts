@@ -1,7 +1,15 @@
 // Startup messages: HELLO/READY status dicts, INIT (EngineHandshakeMetadata) and the input-socket
 // registration (EngineCoreReadyResponse) — vllm/v1/engine/{core,utils,__init__}.py, config/kv_events.py.
 import { ANY, BOOL, FLOAT, INT, nullable, STR, strMap } from "../schema/codec.js";
-import { type Decoded, type Init, mapStruct, optional, required, sparseStruct } from "../schema/struct.js";
+import {
+  type Decoded,
+  type Init,
+  mapStruct,
+  optional,
+  required,
+  since,
+  sparseStruct,
+} from "../schema/struct.js";
 import { STR_LIST } from "./common.js";
 
 const none = () => null;
@@ -30,26 +38,31 @@ export const KVEventsConfigCodec = mapStruct("KVEventsConfig", [
   optional("topic", "topic", STR, () => ""),
 ] as const);
 
-/** Dataclass → map16 of all 18 fields. */
+/**
+ * Dataclass → a map of all its fields: 4 keys in v0.22 (fixmap), 6 in v0.23, 10 in v0.24–v0.25, 18 at
+ * the pin (map16). Keys are decoded by name, so the version is read from the keys present; a key the
+ * engine's version does not have is absent from the view (`blockSize` etc. "not reported").
+ * v0.22 declares `dtype: str | None = None` but always sends a str (process_input_sockets).
+ */
 export const EngineCoreReadyResponseCodec = mapStruct("EngineCoreReadyResponse", [
   required("max_model_len", "maxModelLen", INT),
   required("num_gpu_blocks", "numGpuBlocks", INT),
-  required("block_size", "blockSize", INT),
+  since("0.23", required("block_size", "blockSize", INT)),
   required("dp_stats_address", "dpStatsAddress", nullable(STR)),
   required("dtype", "dtype", STR),
-  required("vllm_version", "vllmVersion", STR),
-  required("world_size", "worldSize", INT),
-  required("data_parallel_size", "dataParallelSize", INT),
-  required("tensor_parallel_size", "tensorParallelSize", INT),
-  required("pipeline_parallel_size", "pipelineParallelSize", INT),
-  required("decode_context_parallel_size", "decodeContextParallelSize", INT),
-  required("data_parallel_rank", "dataParallelRank", INT),
-  required("max_num_seqs", "maxNumSeqs", INT),
-  required("max_num_batched_tokens", "maxNumBatchedTokens", INT),
-  required("instance_id", "instanceId", STR),
-  optional("kv_cache_size_tokens", "kvCacheSizeTokens", nullable(INT), none),
-  optional("kv_cache_max_concurrency", "kvCacheMaxConcurrency", nullable(FLOAT), none),
-  optional("kv_events_config", "kvEventsConfig", nullable(KVEventsConfigCodec), none),
+  since("0.23", required("vllm_version", "vllmVersion", STR)),
+  since("0.24", required("world_size", "worldSize", INT)),
+  since("0.24", required("data_parallel_size", "dataParallelSize", INT)),
+  since("main", required("tensor_parallel_size", "tensorParallelSize", INT)),
+  since("main", required("pipeline_parallel_size", "pipelineParallelSize", INT)),
+  since("main", required("decode_context_parallel_size", "decodeContextParallelSize", INT)),
+  since("main", required("data_parallel_rank", "dataParallelRank", INT)),
+  since("main", required("max_num_seqs", "maxNumSeqs", INT)),
+  since("main", required("max_num_batched_tokens", "maxNumBatchedTokens", INT)),
+  since("main", required("instance_id", "instanceId", STR)),
+  since("0.24", optional("kv_cache_size_tokens", "kvCacheSizeTokens", nullable(INT), none)),
+  since("0.24", optional("kv_cache_max_concurrency", "kvCacheMaxConcurrency", nullable(FLOAT), none)),
+  since("main", optional("kv_events_config", "kvEventsConfig", nullable(KVEventsConfigCodec), none)),
 ] as const);
 
 /**

@@ -1,7 +1,16 @@
 // EngineCoreOutputs and everything inside it (vllm/v1/engine/__init__.py, v1/outputs.py,
-// v1/metrics/stats.py at the pinned revision).
+// v1/metrics/stats.py, v1/spec_decode/metrics.py). Field tables as of the pinned revision; `since`
+// marks fields that released engines (v0.22–v0.25) do not send (see VERSIONS.md).
 import { ANY, BOOL, CALL_ID, FLOAT, INT, intEnum, list, nullable, STR, strMap } from "../schema/codec.js";
-import { arrayStruct, type Decoded, type Init, mapStruct, optional, required } from "../schema/struct.js";
+import {
+  arrayStruct,
+  type Decoded,
+  type Init,
+  mapStruct,
+  optional,
+  required,
+  since,
+} from "../schema/struct.js";
 import { TENSOR } from "../schema/tensor.js";
 import { INT_LIST, INT_OR_STR, STR_ANY_MAP } from "./common.js";
 
@@ -49,7 +58,11 @@ export const PrefillStatsCodec = mapStruct("PrefillStats", [
   optional("num_cached_tokens", "numCachedTokens", INT, () => 0),
   optional("num_local_cached_tokens", "numLocalCachedTokens", INT, () => 0),
   optional("num_external_cached_tokens", "numExternalCachedTokens", INT, () => 0),
-  optional("num_cache_creation_tokens", "numCacheCreationTokens", INT, () => 0),
+  // a287eb16 (#48535)
+  since(
+    "main",
+    optional("num_cache_creation_tokens", "numCacheCreationTokens", INT, () => 0),
+  ),
 ] as const);
 
 export const PrefixCacheStatsCodec = mapStruct("PrefixCacheStats", [
@@ -62,7 +75,37 @@ export const PrefixCacheStatsCodec = mapStruct("PrefixCacheStats", [
   optional("preempted_hits", "preemptedHits", INT, () => 0),
 ] as const);
 
-/** Dataclass → map16 of all 16 fields. The nested stats dataclasses beyond the prefix-cache ones are opaque. */
+/** vllm/v1/spec_decode/metrics.py SpecDecodingStats: dataclass → map of all fields. */
+export const SpecDecodingStatsCodec = mapStruct("SpecDecodingStats", [
+  required("num_spec_tokens", "numSpecTokens", INT),
+  optional("num_drafts", "numDrafts", INT, () => 0),
+  optional("num_draft_tokens", "numDraftTokens", INT, () => 0),
+  optional("num_accepted_tokens", "numAcceptedTokens", INT, () => 0),
+  optional("num_accepted_tokens_per_pos", "numAcceptedTokensPerPos", INT_LIST, () => []),
+  // 4ef4492e9 (#32374)
+  since(
+    "0.24",
+    optional("num_draft_tokens_per_pos", "numDraftTokensPerPos", INT_LIST, () => []),
+  ),
+] as const);
+
+/** vllm/v1/metrics/stats.py SchedulerIterationDetails (5a65ba5f, #46647): dataclass → map of all fields. */
+export const SchedulerIterationDetailsCodec = mapStruct("SchedulerIterationDetails", [
+  required("iteration_index", "iterationIndex", INT),
+  required("num_ctx_requests", "numCtxRequests", INT),
+  required("num_ctx_tokens", "numCtxTokens", INT),
+  required("num_generation_requests", "numGenerationRequests", INT),
+  required("num_generation_tokens", "numGenerationTokens", INT),
+  required("elapsed_ms", "elapsedMs", FLOAT),
+  optional("num_encoder_inputs", "numEncoderInputs", INT, () => 0),
+  optional("num_encoder_output_tokens", "numEncoderOutputTokens", INT, () => 0),
+  optional("is_dummy", "isDummy", BOOL, () => false),
+] as const);
+
+/**
+ * Dataclass → map of all fields: 15 keys (fixmap) in v0.22–v0.25, 16 (map16) at the pin. The nested
+ * stats dataclasses other than the prefix-cache, spec-decoding and iteration ones are opaque.
+ */
 export const SchedulerStatsCodec = mapStruct("SchedulerStats", [
   optional("num_running_reqs", "numRunningReqs", INT, () => 0),
   optional("num_waiting_reqs", "numWaitingReqs", INT, () => 0),
@@ -70,7 +113,11 @@ export const SchedulerStatsCodec = mapStruct("SchedulerStats", [
   optional("step_counter", "stepCounter", INT, () => 0),
   optional("current_wave", "currentWave", INT, () => 0),
   optional("kv_cache_usage", "kvCacheUsage", FLOAT, () => 0),
-  optional("iteration_details", "iterationDetails", ANY, none),
+  // 5a65ba5f (#46647)
+  since(
+    "main",
+    optional("iteration_details", "iterationDetails", nullable(SchedulerIterationDetailsCodec), none),
+  ),
   optional("prefix_cache_stats", "prefixCacheStats", PrefixCacheStatsCodec, () => ({
     reset: false,
     requests: 0,
@@ -87,7 +134,7 @@ export const SchedulerStatsCodec = mapStruct("SchedulerStats", [
     none,
   ),
   optional("kv_cache_eviction_events", "kvCacheEvictionEvents", list(ANY), () => []),
-  optional("spec_decoding_stats", "specDecodingStats", ANY, none),
+  optional("spec_decoding_stats", "specDecodingStats", nullable(SpecDecodingStatsCodec), none),
   optional("kv_connector_stats", "kvConnectorStats", nullable(STR_ANY_MAP), none),
   optional("waiting_lora_adapters", "waitingLoraAdapters", strMap(INT), () => ({})),
   optional("running_lora_adapters", "runningLoraAdapters", strMap(INT), () => ({})),
@@ -95,7 +142,11 @@ export const SchedulerStatsCodec = mapStruct("SchedulerStats", [
   optional("perf_stats", "perfStats", ANY, none),
 ] as const);
 
-/** array_like, 14 fields at the pinned revision (note ec_transfer_params at index 9). */
+/**
+ * array_like: 13 fields in v0.22–v0.25, 14 at the pin, where ec_transfer_params was INSERTED at index 9
+ * (8df14cfc, #42433). The array length on the wire picks the layout: from a 13-element output
+ * `ecTransferParams` is absent and trace_headers… are read from indices 9–12.
+ */
 export const EngineCoreOutputCodec = arrayStruct("EngineCoreOutput", [
   required("request_id", "requestId", STR),
   required("new_token_ids", "newTokenIds", INT_LIST),
@@ -111,7 +162,7 @@ export const EngineCoreOutputCodec = arrayStruct("EngineCoreOutput", [
   optional("stop_reason", "stopReason", nullable(INT_OR_STR), none),
   optional("events", "events", nullable(list(EngineCoreEventCodec)), none),
   optional("kv_transfer_params", "kvTransferParams", nullable(STR_ANY_MAP), none),
-  optional("ec_transfer_params", "ecTransferParams", nullable(STR_ANY_MAP), none),
+  since("main", optional("ec_transfer_params", "ecTransferParams", nullable(STR_ANY_MAP), none)),
   optional("trace_headers", "traceHeaders", nullable(strMap(STR)), none),
   optional("prefill_stats", "prefillStats", nullable(PrefillStatsCodec), none),
   optional("routed_experts", "routedExperts", nullable(TENSOR), none),
@@ -148,6 +199,8 @@ export type LogprobsLists = Decoded<typeof LogprobsListsCodec>;
 export type LogprobsTensors = Decoded<typeof LogprobsTensorsCodec>;
 export type PrefillStats = Decoded<typeof PrefillStatsCodec>;
 export type PrefixCacheStats = Decoded<typeof PrefixCacheStatsCodec>;
+export type SpecDecodingStats = Decoded<typeof SpecDecodingStatsCodec>;
+export type SchedulerIterationDetails = Decoded<typeof SchedulerIterationDetailsCodec>;
 export type SchedulerStats = Decoded<typeof SchedulerStatsCodec>;
 export type SchedulerStatsInit = Init<typeof SchedulerStatsCodec>;
 export type EngineCoreOutput = Decoded<typeof EngineCoreOutputCodec>;

@@ -17,7 +17,15 @@ import {
   strLiteral,
   strMap,
 } from "../schema/codec.js";
-import { arrayStruct, type Decoded, type Init, mapStruct, optional, required } from "../schema/struct.js";
+import {
+  arrayStruct,
+  type Decoded,
+  type Init,
+  mapStruct,
+  optional,
+  required,
+  since,
+} from "../schema/struct.js";
 import { isTensorLike, TENSOR, type Tensor } from "../schema/tensor.js";
 import { DICT, INT_LIST, STR_ANY_MAP } from "./common.js";
 import { SamplingParamsCodec } from "./sampling.js";
@@ -152,7 +160,12 @@ export const MultiModalFeatureSpecCodec = mapStruct("MultiModalFeatureSpec", [
   optional("mm_hash", "mmHash", nullable(STR), none),
 ] as const);
 
-/** array_like Struct, 20 fields at the pinned revision (fields 0–8 required). */
+/**
+ * array_like Struct, fields 0–8 required: 20 fields in every release from v0.22 to the pin; upstream
+ * main after the pin appends session_id (f57123aa, #48048). Fields newer than the encode target are
+ * appended only when set: an older engine's msgspec skips extra trailing elements
+ * (mpack_decode_struct_array_inner; vLLM never sets forbid_unknown_fields).
+ */
 export const EngineCoreRequestCodec = arrayStruct("EngineCoreRequest", [
   required("request_id", "requestId", STR),
   required("prompt_token_ids", "promptTokenIds", nullable(INT_LIST)),
@@ -174,6 +187,7 @@ export const EngineCoreRequestCodec = arrayStruct("EngineCoreRequest", [
   optional("reasoning_ended", "reasoningEnded", nullable(BOOL), none),
   optional("reasoning_parser_kwargs", "reasoningParserKwargs", nullable(STR_ANY_MAP), none),
   optional("abort_immediately", "abortImmediately", BOOL, () => false),
+  since("next", optional("session_id", "sessionId", nullable(STR), none)),
 ] as const);
 
 export type LoRARequest = Decoded<typeof LoRARequestCodec>;

@@ -1,6 +1,6 @@
 // SamplingParams and its nested dataclasses (vllm/sampling_params.py at the pinned revision).
 import { BIG_INT, BOOL, FLOAT, INT, INT_FLOAT_MAP, intEnum, list, nullable, STR } from "../schema/codec.js";
-import { type Decoded, type Init, mapStruct, optional, sparseStruct } from "../schema/struct.js";
+import { type Decoded, type Init, mapStruct, optional, since, sparseStruct } from "../schema/struct.js";
 import { INT_LIST, STR_ANY_MAP, STR_LIST, STR_OR_DICT, STR_OR_STR_LIST } from "./common.js";
 
 const none = () => null;
@@ -59,7 +59,10 @@ export const RepetitionDetectionParamsCodec = mapStruct(
 export const RequestOutputKind = { CUMULATIVE: 0, DELTA: 1, FINAL_ONLY: 2 } as const;
 export const OUTPUT_KIND = intEnum("RequestOutputKind", [0, 1, 2] as const);
 
-/** omit_defaults Struct with 38 fields → map16 of the keys present in the (sparse) view. */
+/**
+ * omit_defaults Struct, 37 fields in v0.22–v0.25 and 38 at the pin → map16 of the keys present in the
+ * (sparse) view. Decode-time validation (`__post_init__`) differs per version: see VERSIONS.md.
+ */
 export const SamplingParamsCodec = sparseStruct("SamplingParams", [
   optional("n", "n", INT, () => 1),
   optional("presence_penalty", "presencePenalty", FLOAT, () => 0),
@@ -84,7 +87,8 @@ export const SamplingParamsCodec = sparseStruct("SamplingParams", [
   optional("spaces_between_special_tokens", "spacesBetweenSpecialTokens", BOOL, () => true),
   optional("include_stop_str_in_output", "includeStopStrInOutput", BOOL, () => false),
   optional("output_kind", "outputKind", OUTPUT_KIND, () => 0 as const),
-  optional("stream_interval", "streamInterval", nullable(INT), none),
+  // 8040ef24 (#49754); a frontend knob (output_processor.py): older engines ignore the key.
+  since("main", optional("stream_interval", "streamInterval", nullable(INT), none)),
   optional("skip_clone", "skipClone", BOOL, () => false),
   optional("output_text_buffer_length", "outputTextBufferLength", INT, () => 0),
   optional("_eos_token_id", "eosTokenId", nullable(INT), none),
