@@ -139,7 +139,9 @@ export function any(c: Checker, field: string, v: unknown, depth = 0): void {
     return;
   }
   if (Array.isArray(v) || v instanceof Set) {
-    [...v].forEach((x, i) => any(c, `${field}[${i}]`, x, depth + 1));
+    [...v].forEach((x, i) => {
+      any(c, `${field}[${i}]`, x, depth + 1);
+    });
     return;
   }
   if (v instanceof Map) {

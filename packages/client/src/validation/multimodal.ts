@@ -29,7 +29,7 @@ const FACTORIES: Record<string, { required: string[]; allowed: string[] }> = {
 function verifyNestedTensors(c: Checker, at: string, v: unknown): void {
   if (typeof v === "number" || v instanceof Float64) return;
   if (Array.isArray(v)) {
-    v.forEach((x, i) => verifyNestedTensors(c, `${at}[${i}]`, x));
+    for (let i = 0; i < v.length; i++) verifyNestedTensors(c, `${at}[${i}]`, v[i]);
     return;
   }
   if (isPlainObject(v) && ArrayBuffer.isView(v.data)) {
@@ -41,13 +41,13 @@ function verifyNestedTensors(c: Checker, at: string, v: unknown): void {
 
 /** _decode_nested_slices: a list whose first item is not a list → slice(*obj); else a list of such lists. */
 function verifySlices(c: Checker, at: string, v: unknown): void {
-  if (!Array.isArray(v)) return c.fail("mm.slices", at, v);
+  if (!Array.isArray(v)) c.fail("mm.slices", at, v);
   if (v.length > 0 && !Array.isArray(v[0])) {
     c.require(v.length <= 3, "mm.slices", at, v, `slice expected at most 3 arguments, got ${v.length}`);
     for (let i = 0; i < v.length; i++) any(c, `${at}[${i}]`, v[i]);
     return;
   }
-  v.forEach((x, i) => verifySlices(c, `${at}[${i}]`, x));
+  for (let i = 0; i < v.length; i++) verifySlices(c, `${at}[${i}]`, v[i]);
 }
 
 /** MultiModalFieldElem.field: [factory name, kwargs] (an opaque value on the wire). */
@@ -59,11 +59,11 @@ function verifyField(c: Checker, at: string, v: unknown): void {
     typeof v[0] !== "string" ||
     !(isPlainObject(v[1]) || v[1] instanceof Map)
   ) {
-    return c.fail("mm.field", at, v);
+    c.fail("mm.field", at, v);
   }
   const name = v[0];
   const factory = Object.hasOwn(FACTORIES, name) ? FACTORIES[name] : undefined;
-  if (factory === undefined) return c.fail("mm.field", `${at}[0]`, name);
+  if (factory === undefined) c.fail("mm.field", `${at}[0]`, name);
   // Called as factory("", **kwargs): the keys must be strings and name the factory's parameters.
   const kwargs = new Map(entries(c, `${at}[1]`, v[1]));
   for (const [k, x] of kwargs) {
