@@ -169,6 +169,7 @@ describe("msgspec's type rules", () => {
     ["promptTokenIds[1]", { promptTokenIds: [1, 2.5] }, "msgspec.int"],
     ["promptTokenIds", { promptTokenIds: "1 2" }, "msgspec.array"],
     ["arrivalTime", { arrivalTime: "now" }, "msgspec.float"],
+    ["arrivalTime", { arrivalTime: true }, "msgspec.float"],
     ["cacheSalt", { cacheSalt: 1 }, "msgspec.str"],
     ["dataParallelRank", { dataParallelRank: 0.5 }, "msgspec.int"],
     ["priority", { priority: null }, "msgspec.int"],

@@ -56,7 +56,8 @@ export function verifyEngineCoreRequest(
   }
   if (pooling !== null) verifyPoolingParams(c, "poolingParams", pooling);
 
-  if (request.arrivalTime !== undefined) float(c, "arrivalTime", request.arrivalTime);
+  // arrival_time: float; null/undefined is filled in with the current time by buildRequest.
+  if (request.arrivalTime != null) float(c, "arrivalTime", request.arrivalTime);
   nullable(request.loraRequest, (v) => verifyLoRARequest(c, "loraRequest", v));
   nullable(request.cacheSalt, (v) => str(c, "cacheSalt", v));
   nullable(request.dataParallelRank, (v) => int(c, "dataParallelRank", v));

@@ -39,6 +39,8 @@ const TORCH_ITEMSIZE = new Map<string, number>([
 ]);
 
 export function verifyTensor(c: Checker, at: string, v: unknown): void {
+  // Not even a container: `dtype, shape, data = arr` fails in vLLM as well.
+  if (typeof v !== "object" || v === null) c.fail("tensor.layout", at, v);
   if (
     !isPlainObject(v) ||
     typeof v.dtype !== "string" ||
