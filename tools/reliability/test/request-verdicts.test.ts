@@ -418,7 +418,10 @@ const smallTensor = fc.record({
 });
 
 const elemSpec: Spec = {
-  data: { valid: fc.oneof(fc.constant(null), smallTensor, pick<unknown>(1, [1, 2], f64(0.5))), invalid: pick("px") },
+  data: {
+    valid: fc.oneof(fc.constant(null), smallTensor, pick<unknown>(1, [1, 2], f64(0.5))),
+    invalid: pick("px"),
+  },
   field: field(
     [
       ["batched", { keep_on_cpu: false }],
