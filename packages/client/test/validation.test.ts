@@ -2,8 +2,9 @@
 // vllm/pooling_params.py, vllm/v1/serial_utils.py and msgspec's type rules at the pinned revision):
 // each rule's boundary is accepted, the first value past it refused with the field, value and rule.
 import { Float64, InvalidRequestError, MsgpackExt } from "@vllm-engine-core/protocol";
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import { type CallRequest, REQUEST_RULES, rulesFor, validateRequest } from "../src/index.js";
+import { chatRequest, collect, connectToMockEngine, type Harness } from "./helpers.js";
 
 const base = (extra: Record<string, unknown> = {}): CallRequest =>
   ({ requestId: "r", promptTokenIds: [1, 2, 3], samplingParams: { maxTokens: 8 }, ...extra }) as CallRequest;
@@ -406,6 +407,101 @@ describe("the rule table", () => {
     }
     expect(REQUEST_RULES.get("SamplingParams.temperature.max")?.source).toBe(
       "vllm/sampling_params.py SamplingParams._verify_args",
+    );
+  });
+});
+
+describe("call() against the mock engine: requests that would kill the engine's input thread", () => {
+  let harness: Harness | undefined;
+  afterEach(async () => {
+    await harness?.close();
+    harness = undefined;
+  });
+
+  it("are refused with InvalidRequestError naming field, value and rule; the engine stays responsive", async () => {
+    harness = await connectToMockEngine();
+    const { client, engine } = harness;
+    const cases: [string, Record<string, unknown>, string, string][] = [
+      [
+        "temperature",
+        { samplingParams: { maxTokens: 4, temperature: 2.5 } },
+        "SamplingParams.temperature.max",
+        "samplingParams.temperature",
+      ],
+      [
+        "greedy n",
+        { samplingParams: { maxTokens: 4, temperature: 0, n: 2 } },
+        "SamplingParams.greedy.n",
+        "samplingParams.n",
+      ],
+      [
+        "empty stop",
+        { samplingParams: { maxTokens: 4, stop: ["end", ""] } },
+        "SamplingParams.stop.empty",
+        "samplingParams.stop[1]",
+      ],
+      [
+        "default max",
+        { samplingParams: { minTokens: 20 } },
+        "SamplingParams.min_tokens.max",
+        "samplingParams.minTokens",
+      ],
+      [
+        "two kinds",
+        { samplingParams: { maxTokens: 4, structuredOutputs: { regex: "a+", choice: ["a"] } } },
+        "StructuredOutputsParams.kinds.multiple",
+        "samplingParams.structuredOutputs",
+      ],
+      [
+        "lora id",
+        { loraRequest: { loraName: "a", loraIntId: 0, loraPath: "/p" } },
+        "LoRARequest.lora_int_id.min",
+        "loraRequest.loraIntId",
+      ],
+      [
+        "lora path",
+        { loraRequest: { loraName: "a", loraIntId: 1 } },
+        "LoRARequest.lora_path.empty",
+        "loraRequest.loraPath",
+      ],
+      ["float int", { samplingParams: { maxTokens: 4, topK: 2.5 } }, "msgspec.int", "samplingParams.topK"],
+    ];
+    for (const [what, extra, rule, field] of cases) {
+      const error = await client.call({ ...chatRequest(what, 4), ...extra } as CallRequest).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(error, what).toBeInstanceOf(InvalidRequestError);
+      const invalid = error as InvalidRequestError;
+      expect(invalid.rule?.id, what).toBe(rule);
+      expect(invalid.field, what).toBe(field);
+      expect(invalid.value, what).toBeDefined();
+      expect(invalid.message, what).toContain(invalid.rule!.source);
+    }
+    // None reached the engine, which still serves.
+    const { tokens } = await collect(await client.call(chatRequest("still-serving", 3)));
+    expect(tokens).toHaveLength(3);
+    expect(engine.events.filter((e) => e.event === "add").map((e) => e.requestId)).toEqual(["still-serving"]);
+    expect(engine.events.some((e) => e.event === "fault")).toBe(false);
+  });
+
+  it("values vLLM accepts are sent (checks the client used to make that vLLM does not)", async () => {
+    harness = await connectToMockEngine();
+    const { client, engine } = harness;
+    const accepted: CallRequest[] = [
+      { ...chatRequest("neg-stop-id", 2), samplingParams: { maxTokens: 2, stopTokenIds: [-1] } },
+      { ...chatRequest("big-id", 2), promptTokenIds: [1, 2 ** 33] },
+      { ...chatRequest("neg-bias", 2), samplingParams: { maxTokens: 2, logitBias: { "-3": 1 } } },
+      { ...chatRequest("empty-allowed", 2), samplingParams: { maxTokens: 2, allowedTokenIds: [] } },
+      { ...chatRequest("old-arrival", 2), arrivalTime: -1 },
+      { ...chatRequest("", 2) },
+    ];
+    for (const request of accepted) {
+      const { tokens } = await collect(await client.call(request));
+      expect(tokens, request.requestId).toHaveLength(2);
+    }
+    expect(engine.events.filter((e) => e.event === "add").map((e) => e.requestId)).toEqual(
+      accepted.map((r) => r.requestId),
     );
   });
 });
