@@ -1,6 +1,7 @@
 // The mock's model of vLLM's ADD decode (src/validation, written from vllm/sampling_params.py,
 // vllm/lora/request.py, vllm/pooling_params.py, vllm/v1/serial_utils.py and msgspec's rules), and the
 // engine's reaction to a failure: deaf, as vLLM's input thread dies, or --survive-bad-requests.
+import { rmSync } from "node:fs";
 import { encodeValue, Float64, MsgpackExt, RequestType } from "@vllm-engine-core/protocol";
 import { afterEach, describe, expect, it } from "vitest";
 import { type MockEngineOptions, type MockEngineProcess, startMockEngine } from "../src/index.js";
@@ -201,6 +202,14 @@ let engine: MockEngineProcess | undefined;
 afterEach(async () => {
   await engine?.stop();
   await frontend?.close();
+  // The raw frontend's ipc files (RawFrontend.close leaves them).
+  for (const address of [
+    frontend?.handshakeAddress,
+    ...(frontend?.inputAddresses ?? []),
+    ...(frontend?.outputAddresses ?? []),
+  ]) {
+    if (address?.startsWith("ipc://")) rmSync(address.slice("ipc://".length), { force: true });
+  }
   engine = undefined;
   frontend = undefined;
 });
