@@ -1,10 +1,17 @@
 // The mock's model of vLLM's ADD decode (src/validation, written from vllm/sampling_params.py,
 // vllm/lora/request.py, vllm/pooling_params.py, vllm/v1/serial_utils.py and msgspec's rules), and the
 // engine's reaction to a failure: deaf, as vLLM's input thread dies, or --survive-bad-requests.
+import { spawn } from "node:child_process";
 import { rmSync } from "node:fs";
 import { encodeValue, Float64, MsgpackExt, RequestType } from "@vllm-engine-core/protocol";
 import { afterEach, describe, expect, it } from "vitest";
-import { type MockEngineOptions, type MockEngineProcess, startMockEngine } from "../src/index.js";
+import {
+  type MockEngineOptions,
+  type MockEngineProcess,
+  mockEngineMainPath,
+  startMockEngine,
+  toArgv,
+} from "../src/index.js";
 import { decodeEngineCoreRequest, PythonError } from "../src/validation/index.js";
 import { delay, RawFrontend } from "./harness.js";
 
@@ -277,5 +284,32 @@ describe("a request the engine cannot decode", () => {
     ]);
     expect(engine.events.some((e) => e.event === "fault" && e.kind === "input-thread-died")).toBe(false);
     expect(engine.events.filter((e) => e.event === "add").map((e) => e.requestId)).toEqual(["ok"]);
+  });
+
+  it("prints the exception on stderr as Python's thread traceback", async () => {
+    frontend = await RawFrontend.create();
+    const child = spawn(
+      process.execPath,
+      [mockEngineMainPath(), ...toArgv({ mode: "bootstrapped", ...frontend.bootstrapAddresses })],
+      {
+        stdio: ["ignore", "ignore", "pipe"],
+      },
+    );
+    let stderr = "";
+    child.stderr!.setEncoding("utf8").on("data", (chunk: string) => {
+      stderr += chunk;
+    });
+    try {
+      await frontend.awaitRegistrations(0);
+      await frontend.sendRaw(0, addFrames(wire({}, { 6: ["adapter", 1, ""] })));
+      const deadline = Date.now() + 10_000;
+      while (!stderr.includes("AssertionError") && Date.now() < deadline) await delay(20);
+      expect(stderr).toContain("Exception in thread Thread-1 (process_input_sockets):");
+      expect(stderr).toContain("Traceback (most recent call last):");
+      expect(stderr).toMatch(/\(EngineCore_DP0 pid=\d+\) AssertionError: lora_path cannot be empty\n/);
+    } finally {
+      child.kill("SIGTERM");
+      await new Promise((resolve) => child.once("exit", resolve));
+    }
   });
 });
