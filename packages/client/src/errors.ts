@@ -13,6 +13,7 @@ export {
   InvalidDataParallelRankError,
   InvalidRequestError,
   ProtocolError,
+  type RequestRule,
   RequestStreamClosedError,
   RuntimeCrashedError,
   RuntimeHostUnavailableError,

@@ -24,3 +24,13 @@ export {
 export * from "./errors.js";
 export { EngineCoreOutputStream } from "./output-stream.js";
 export type { CallRequest } from "./request.js";
+export {
+  PIN_VERSION,
+  REQUEST_RULES,
+  type RuleSpec,
+  type RuleStage,
+  rulesFor,
+  type ValidateOptions,
+  type VllmVersion,
+  validateRequest,
+} from "./validation/index.js";

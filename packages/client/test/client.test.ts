@@ -52,7 +52,7 @@ describe("EngineCoreClient against the mock engine (child process)", () => {
     harness = await connectToMockEngine();
     const { client, engine } = harness;
     const bad = [
-      chatRequest("", 4),
+      { ...chatRequest("hot", 4), samplingParams: { maxTokens: 4, temperature: 2.5 } },
       { ...chatRequest("empty", 4), promptTokenIds: [] },
       { ...chatRequest("frac", 4), promptTokenIds: [1, 2.5] },
       chatRequest("zero", 0),

@@ -21,6 +21,7 @@ import {
   type InitAddresses,
   type MockAddRequest,
   type MockOutputs,
+  UndecodableAddError,
   zeroCopyThreshold,
 } from "./wire.js";
 
@@ -41,6 +42,22 @@ export interface EngineHooks {
   onEnded(engine: MockEngineCore, reason: EngineEndReason): void;
   /** Crash fault: the whole process must die abruptly. */
   crash(engineIndex: number): void;
+}
+
+/** What Python's threading.excepthook prints when vLLM's input thread dies (vllm/v1/engine/core.py). */
+function inputThreadTraceback(engineIndex: number, exception: string): string {
+  const prefix = `(EngineCore_DP${engineIndex} pid=${process.pid}) `;
+  return [
+    "Exception in thread Thread-1 (process_input_sockets):",
+    "Traceback (most recent call last):",
+    '  File "vllm/v1/engine/core.py", in process_input_sockets',
+    "    req: EngineCoreRequest = add_request_decoder.decode(data_frames)",
+    '  File "vllm/v1/serial_utils.py", in decode',
+    "    return self.decoder.decode(bufs[0])",
+    exception,
+  ]
+    .map((line) => `${prefix}${line}\n`)
+    .join("");
 }
 
 function monotonicSeconds(): number {
@@ -215,6 +232,10 @@ export class MockEngineCore implements UtilityHost {
     try {
       message = decodeInput(frames);
     } catch (error) {
+      if (error instanceof UndecodableAddError) {
+        this.#rejectAdd(error);
+        return;
+      }
       this.#killInput(error instanceof Error ? error.message : String(error));
       return;
     }
@@ -245,6 +266,29 @@ export class MockEngineCore implements UtilityHost {
         });
         break;
     }
+  }
+
+  #rejected = 0;
+
+  /**
+   * An ADD vLLM cannot decode: the exception escapes process_input_sockets, Python prints the thread's
+   * traceback, and the engine never reads input again. --survive-bad-requests keeps reading (tests).
+   */
+  #rejectAdd(failure: UndecodableAddError): void {
+    this.#rejected++;
+    process.stderr.write(inputThreadTraceback(this.engineIndex, failure.error.message));
+    if (!this.#options.surviveBadRequests) {
+      this.#killInput(failure.error.message);
+      return;
+    }
+    logEvent({
+      event: "rejected",
+      engineIndex: this.engineIndex,
+      ...(failure.requestId === undefined ? {} : { requestId: failure.requestId }),
+      error: failure.error.message,
+      errorType: failure.error.type,
+      count: this.#rejected,
+    });
   }
 
   #handleAdd(request: MockAddRequest): void {

@@ -13,6 +13,7 @@ export type MockEngineEventName =
   | "step"
   | "finished"
   | "fault"
+  | "rejected"
   | "exit";
 
 export type MockEngineEvent = {

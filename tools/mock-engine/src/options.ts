@@ -43,6 +43,11 @@ export interface MockEngineOptions {
   timestamps?: "monotonic" | "wall";
   faults?: MockEngineFaults;
   readyResponse?: ReadyResponseOverrides;
+  /**
+   * Tests only: an ADD that vLLM could not decode is logged (`rejected` event) and dropped, and the
+   * engine keeps reading. By default the engine goes deaf as vLLM does (its input thread dies).
+   */
+  surviveBadRequests?: boolean;
   env?: Record<string, string>;
 }
 
@@ -58,6 +63,7 @@ export interface ResolvedOptions {
   timestamps: "monotonic" | "wall";
   faults: MockEngineFaults;
   readyResponse: ReadyResponseOverrides;
+  surviveBadRequests: boolean;
 }
 
 /** Invalid mock-engine options (bad flag value, missing address, ...). */
@@ -170,6 +176,7 @@ export function resolveOptions(options: MockEngineOptions): ResolvedOptions {
     timestamps,
     faults: { ...faults },
     readyResponse: { ...(options.readyResponse ?? {}) },
+    surviveBadRequests: options.surviveBadRequests === true,
   };
 }
 
@@ -204,6 +211,10 @@ const FLAGS = {
     help: "fault: comma-separated engines --utility-delay-ms applies to",
   },
   "ready-response": { type: "string", help: "JSON object of EngineCoreReadyResponse overrides (camelCase)" },
+  "survive-bad-requests": {
+    type: "boolean",
+    help: "tests: log an undecodable ADD as a `rejected` event and keep reading (vLLM's input thread dies)",
+  },
   help: { type: "boolean", help: "print this help" },
 } as const;
 
@@ -290,6 +301,7 @@ export function parseArgv(argv: readonly string[]): MockEngineOptions | "help" {
   if (v["no-ready"]) faults.noReady = true;
   if (v["no-registration"]) faults.noRegistration = true;
   if (Object.keys(faults).length > 0) options.faults = faults;
+  if (v["survive-bad-requests"]) options.surviveBadRequests = true;
   if (v["ready-response"] !== undefined) {
     let overrides: unknown;
     try {
@@ -335,5 +347,6 @@ export function toArgv(options: MockEngineOptions): string[] {
   if (f.noReady) argv.push("--no-ready");
   if (f.noRegistration) argv.push("--no-registration");
   if (options.readyResponse) push("ready-response", JSON.stringify(options.readyResponse));
+  if (options.surviveBadRequests) argv.push("--survive-bad-requests");
   return argv;
 }

@@ -1,9 +1,8 @@
 // The mock engine's only contact with the wire format: thin adapters over @vllm-engine-core/protocol that
-// turn protocol views into the small shapes the engine works with, plus the engine-side validation vLLM
-// performs while decoding (SamplingParams.__post_init__) — a failure there kills vLLM's input thread.
+// turn protocol views into the small shapes the engine works with. ADD requests are decoded by the mock's
+// own model of vLLM's decode (validation/), whose failures kill vLLM's input thread.
 import {
   DEFAULT_AUX_THRESHOLD,
-  type DecodedEngineCoreRequest,
   decodeHandshakeInit,
   decodeInputMessage,
   decodeValue,
@@ -12,10 +11,16 @@ import {
   encodeHandshakeStatus,
   encodeReadyResponse,
   engineIdentity as protocolEngineIdentity,
-  type SamplingParams,
+  RequestType,
 } from "@vllm-engine-core/protocol";
 import type { MockReadyResponse } from "./ready-response.js";
 import type { StepOutput } from "./scheduler.js";
+import {
+  type DecodedEngineCoreRequest,
+  decodeEngineCoreRequest,
+  PythonError,
+  recoverRequestId,
+} from "./validation/index.js";
 
 export const ENGINE_CORE_DEAD_FRAME: Uint8Array = ENGINE_CORE_DEAD;
 /** Fault switch payload: 0xc1 is the one byte msgpack never uses, so no decoder can accept this frame. */
@@ -77,82 +82,42 @@ export type MockInput =
 const EXECUTOR_FAILED = 0x04;
 const WAKEUP = 0x05;
 
-/** The validation error vLLM raises while decoding SamplingParams (its __post_init__ / _verify_args). */
-export class SamplingValidationError extends Error {
-  override readonly name = "SamplingValidationError";
-  readonly code = "SAMPLING_VALIDATION";
-}
-
-function verifySampling(sp: SamplingParams): void {
-  const bad = (message: string): never => {
-    throw new SamplingValidationError(message);
-  };
-  const n = sp.n ?? 1;
-  if (n < 1) bad(`n must be at least 1, got ${n}.`);
-  const presence = sp.presencePenalty ?? 0;
-  if (!(presence >= -2 && presence <= 2)) bad(`presence_penalty must be in [-2, 2], got ${presence}.`);
-  const frequency = sp.frequencyPenalty ?? 0;
-  if (!(frequency >= -2 && frequency <= 2)) bad(`frequency_penalty must be in [-2, 2], got ${frequency}.`);
-  const repetition = sp.repetitionPenalty ?? 1;
-  if (!Number.isFinite(repetition)) bad(`repetition_penalty must be a finite number, got ${repetition}.`);
-  if (repetition <= 0) bad(`repetition_penalty must be greater than zero, got ${repetition}.`);
-  const temperature = sp.temperature ?? 1;
-  if (!Number.isFinite(temperature)) bad(`temperature must be a finite number, got ${temperature}.`);
-  if (temperature < 0) bad(`temperature must be non-negative, got ${temperature}.`);
-  if (temperature > 2) bad(`temperature must be in [0, 2], got ${temperature}.`);
-  const topP = sp.topP ?? 1;
-  if (!(topP > 0 && topP <= 1)) bad(`top_p must be in (0, 1], got ${topP}.`);
-  const topK = sp.topK ?? 0;
-  if (topK < -1) bad(`top_k must be 0 (disable), or at least 1, got ${topK}.`);
-  const minP = sp.minP ?? 0;
-  if (!(minP >= 0 && minP <= 1)) bad(`min_p must be in [0, 1], got ${minP}.`);
-  const maxTokens = sp.maxTokens === undefined ? 16 : sp.maxTokens;
-  if (maxTokens !== null && maxTokens < 1) bad(`max_tokens must be at least 1, got ${maxTokens}.`);
-  const minTokens = sp.minTokens ?? 0;
-  if (minTokens < 0) bad(`min_tokens must be greater than or equal to 0, got ${minTokens}.`);
-  if (maxTokens !== null && minTokens > maxTokens) {
-    bad(`min_tokens must be less than or equal to max_tokens=${maxTokens}, got ${minTokens}.`);
-  }
-  if (sp.streamInterval != null && sp.streamInterval < 1) {
-    bad(`stream_interval must be at least 1, got ${sp.streamInterval}.`);
-  }
-  if (sp.logprobs != null && sp.logprobs !== -1 && sp.logprobs < 0) {
-    bad(`logprobs must be non-negative or -1, got ${sp.logprobs}.`);
-  }
-  if (sp.promptLogprobs != null && sp.promptLogprobs !== -1 && sp.promptLogprobs < 0) {
-    bad(`prompt_logprobs must be non-negative or -1, got ${sp.promptLogprobs}.`);
-  }
-  const stop = sp.stop == null ? [] : typeof sp.stop === "string" ? [sp.stop] : sp.stop;
-  if (stop.some((s) => !s)) bad("stop cannot contain an empty string.");
-  if (stop.length > 0 && sp.detokenize === false) {
-    bad("stop strings are only supported when detokenize is True. Set detokenize=True to use stop.");
-  }
-  if ((sp.badWords ?? []).some((w) => !w)) bad("bad_words cannot contain an empty string.");
-}
-
+/** The pieces of a decoded EngineCoreRequest the mock engine serves (snake_case wire values in). */
 function toMockAdd(request: DecodedEngineCoreRequest): MockAddRequest {
-  const sp = request.samplingParams;
-  let sampling: MockSampling | null = null;
-  if (sp) {
-    verifySampling(sp);
-    sampling = {
-      maxTokens: sp.maxTokens === undefined ? 16 : sp.maxTokens,
-      minTokens: sp.minTokens ?? 0,
-      eosTokenId: sp.eosTokenId ?? null,
-      stopTokenIds: [...(sp.stopTokenIds ?? [])],
-      logprobs: sp.logprobs ?? null,
-      promptLogprobs: sp.promptLogprobs ?? null,
-    };
-  }
-  const pooling = request.poolingParams ? { task: request.poolingParams.task ?? null } : null;
+  const sp = request.sampling_params;
+  const toNumber = (v: bigint | null) => (v === null ? null : Number(v));
+  const sampling: MockSampling | null = sp
+    ? {
+        maxTokens: toNumber(sp.max_tokens),
+        minTokens: Number(sp.min_tokens),
+        eosTokenId: toNumber(sp._eos_token_id as bigint | null),
+        stopTokenIds: (sp.stop_token_ids ?? []).map(Number),
+        logprobs: toNumber(sp.logprobs as bigint | null),
+        promptLogprobs: toNumber(sp.prompt_logprobs as bigint | null),
+      }
+    : null;
+  const pooling = request.pooling_params
+    ? { task: (request.pooling_params.task as string | null) ?? null }
+    : null;
   return {
-    requestId: request.requestId,
-    clientIndex: request.clientIndex ?? 0,
-    promptTokenIds: request.promptTokenIds ? [...request.promptTokenIds] : null,
+    requestId: request.request_id,
+    clientIndex: Number(request.client_index),
+    promptTokenIds: request.prompt_token_ids ? request.prompt_token_ids.map(Number) : null,
     sampling,
     pooling,
-    abortImmediately: request.abortImmediately ?? false,
+    abortImmediately: request.abort_immediately,
   };
+}
+
+/** An ADD the engine could not decode: vLLM's input thread dies of `error` (the request id, if readable). */
+export class UndecodableAddError extends Error {
+  override readonly name = "UndecodableAddError";
+  constructor(
+    readonly error: PythonError,
+    readonly requestId: string | undefined,
+  ) {
+    super(error.message);
+  }
 }
 
 /** Decodes one input-socket message `[type, payload, ...aux]`; throws like vLLM's input thread would. */
@@ -165,10 +130,20 @@ export function decodeInput(frames: readonly Uint8Array[]): MockInput {
     decodeValue(payload);
     return typeFrame[0] === WAKEUP ? { type: "wakeup" } : { type: "executor_failed" };
   }
+  if (typeFrame?.byteLength === 1 && typeFrame[0] === RequestType.ADD) {
+    // EngineCoreProc.process_input_sockets: add_request_decoder.decode(data_frames), outside any try.
+    const dataFrames = frames.slice(1);
+    try {
+      return { type: "add", request: toMockAdd(decodeEngineCoreRequest(dataFrames)) };
+    } catch (error) {
+      if (error instanceof PythonError) throw new UndecodableAddError(error, recoverRequestId(dataFrames));
+      throw error;
+    }
+  }
   const message = decodeInputMessage(frames);
   switch (message.type) {
     case "add":
-      return { type: "add", request: toMockAdd(message.request) };
+      throw new Error("unreachable: ADD is decoded by the mock's own request decoder");
     case "abort":
       return { type: "abort", requestIds: [...message.requestIds] };
     case "utility":

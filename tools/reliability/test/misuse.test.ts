@@ -83,13 +83,13 @@ describe("caller misuse", () => {
         field: /^promptTokenIds\[1\]$/,
       },
       {
-        what: "negative token id",
-        request: { ...base, promptTokenIds: [-1] },
+        what: "token id beyond uint64",
+        request: { ...base, promptTokenIds: [2n ** 64n] },
         field: /^promptTokenIds\[0\]$/,
       },
       {
-        what: "token id over u32",
-        request: { ...base, promptTokenIds: [2 ** 32] },
+        what: "token id beyond 2^53 as a number",
+        request: { ...base, promptTokenIds: [2 ** 53] },
         field: /^promptTokenIds\[0\]$/,
       },
       {
@@ -147,7 +147,11 @@ describe("caller misuse", () => {
         request: { ...base, promptTokenIds: new Array(client.maxModelLen + 1).fill(7) },
         field: /^promptTokenIds$/,
       },
-      { what: "empty request id", request: { ...base, requestId: "" }, field: /^requestId$/ },
+      {
+        what: "temperature above 2",
+        request: { ...base, samplingParams: { maxTokens: 4, temperature: 2.5 } },
+        field: /^samplingParams\.temperature$/,
+      },
       { what: "numeric request id", request: { ...base, requestId: 42 }, field: /^requestId$/ },
       {
         what: "no sampling or pooling params",

@@ -270,19 +270,46 @@ export class DuplicateRequestIdError extends VllmEngineCoreError {
   }
 }
 
+/** Where vLLM enforces a request rule: an identifier, vLLM's wording, and the file + function. */
+export interface RequestRule {
+  /** Stable identifier, e.g. "SamplingParams.temperature.max" (see the client's rule table). */
+  id: string;
+  /** The rule in vLLM's words, e.g. "temperature must be in [0, 2]". */
+  text: string;
+  /** The vLLM file and function that enforce it, e.g. "vllm/sampling_params.py SamplingParams._verify_args". */
+  source: string;
+}
+
 /** A request failed client-side validation (it would crash the engine's input thread). */
 export class InvalidRequestError extends VllmEngineCoreError {
   override readonly name = "InvalidRequestError";
   readonly code = "INVALID_REQUEST" as const;
   readonly requestId: string | undefined;
+  /** Field path in the request as passed to the client (camelCase), e.g. "samplingParams.temperature". */
   readonly field: string;
   readonly detail: string;
-  constructor(options: { requestId?: string | undefined; field: string; detail: string }) {
+  /** The offending value, rendered as text (undefined when the field is missing). */
+  readonly value: string | undefined;
+  /** The rule the value breaks, when it is one of vLLM's (or the client's) documented rules. */
+  readonly rule: RequestRule | undefined;
+  constructor(options: {
+    requestId?: string | undefined;
+    field: string;
+    detail: string;
+    value?: string | undefined;
+    rule?: RequestRule | undefined;
+  }) {
     const which = options.requestId === undefined ? "The request" : `Request "${options.requestId}"`;
-    super(`${which} is invalid at ${options.field}: ${options.detail}. Fix that field and resubmit.`);
+    const shown = options.value === undefined ? "" : ` (value ${options.value})`;
+    const where = options.rule === undefined ? "" : ` [rule ${options.rule.id}, ${options.rule.source}]`;
+    super(
+      `${which} is invalid at ${options.field}${shown}: ${options.detail}${where}. Fix that field and resubmit.`,
+    );
     this.requestId = options.requestId;
     this.field = options.field;
     this.detail = options.detail;
+    this.value = options.value;
+    this.rule = options.rule === undefined ? undefined : { ...options.rule };
   }
 }
 

@@ -1,0 +1,77 @@
+// EngineCoreRequest (vllm/v1/engine/__init__.py, an array_like msgspec Struct): every field's type as
+// msgspec decodes it, the nested structs' own checks, and the client-side rules of the frontend role.
+// `request` is what the caller passed to call(); fields the client fills in (client_index, defaults)
+// are not the caller's to get wrong.
+import { type Checker, MISSING } from "./checker.js";
+import { verifyLoRARequest } from "./lora-request.js";
+import { any, bool, float, int, isPlainObject, list, nullable, str, strMap } from "./msgspec-types.js";
+import { verifyMultiModalFeatures } from "./multimodal.js";
+import { verifyPoolingParams } from "./pooling-params.js";
+import { verifySamplingParams } from "./sampling-params.js";
+
+export interface RequestLimits {
+  /** The engines' max_model_len (the smallest of them): longer prompts are refused. */
+  maxModelLen?: number | undefined;
+}
+
+export function verifyEngineCoreRequest(
+  c: Checker,
+  request: Record<string, unknown>,
+  limits: RequestLimits,
+): void {
+  str(c, "requestId", request.requestId);
+
+  // prompt_token_ids: list[int] | None — this client always sends token ids (no prompt embeddings).
+  c.require(request.promptEmbeds == null, "client.prompt_embeds", "promptEmbeds", request.promptEmbeds);
+  const prompt = request.promptTokenIds;
+  if (prompt === undefined || prompt === null)
+    c.fail("frontend.prompt.empty", "promptTokenIds", prompt ?? MISSING);
+  const tokens = list(c, "promptTokenIds", prompt, (field, v) => int(c, field, v));
+  c.require(tokens.length > 0, "frontend.prompt.empty", "promptTokenIds", prompt);
+  if (limits.maxModelLen !== undefined) {
+    c.require(
+      tokens.length <= limits.maxModelLen,
+      "frontend.prompt.max_model_len",
+      "promptTokenIds",
+      `${tokens.length} tokens`,
+      `the prompt has ${tokens.length} tokens, more than the engine's max_model_len ${limits.maxModelLen}`,
+    );
+  }
+
+  nullable(request.mmFeatures, (v) => verifyMultiModalFeatures(c, "mmFeatures", v));
+
+  const sampling = request.samplingParams ?? null;
+  const pooling = request.poolingParams ?? null;
+  c.require(
+    (sampling === null) !== (pooling === null),
+    "frontend.params.one",
+    "samplingParams",
+    sampling === null ? MISSING : "both set",
+  );
+  if (sampling !== null) {
+    verifySamplingParams(c, "samplingParams", sampling);
+    if (isPlainObject(sampling)) {
+      c.require(sampling.maxTokens !== null, "frontend.max_tokens.null", "samplingParams.maxTokens", null);
+    }
+  }
+  if (pooling !== null) verifyPoolingParams(c, "poolingParams", pooling);
+
+  // arrival_time: float; null/undefined is filled in with the current time by buildRequest.
+  if (request.arrivalTime != null) float(c, "arrivalTime", request.arrivalTime);
+  nullable(request.loraRequest, (v) => verifyLoRARequest(c, "loraRequest", v));
+  nullable(request.cacheSalt, (v) => str(c, "cacheSalt", v));
+  nullable(request.dataParallelRank, (v) => int(c, "dataParallelRank", v));
+  nullable(request.promptIsTokenIds, (v) => list(c, "promptIsTokenIds", v, (field, x) => bool(c, field, x)));
+  for (const key of ["currentWave", "priority"]) {
+    if (request[key] !== undefined) int(c, key, request[key]);
+  }
+  nullable(request.traceHeaders, (v) => strMap(c, "traceHeaders", v, (field, x) => str(c, field, x)));
+  for (const key of ["resumable", "abortImmediately"]) {
+    if (request[key] !== undefined) bool(c, key, request[key]);
+  }
+  nullable(request.externalReqId, (v) => str(c, "externalReqId", v));
+  nullable(request.reasoningEnded, (v) => bool(c, "reasoningEnded", v));
+  nullable(request.reasoningParserKwargs, (v) =>
+    strMap(c, "reasoningParserKwargs", v, (field, x) => any(c, field, x)),
+  );
+}
