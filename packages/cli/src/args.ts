@@ -156,8 +156,10 @@ export function parseCommandArgs(spec: CommandSpec, argv: readonly string[]): Pa
     parsed = parseArgs({ args: [...argv], options, strict: true, allowPositionals: true });
   } catch (error) {
     // parseArgs' messages name the flag ("Unknown option '--x'", "Option '--y <value>' argument missing").
-    // Only the first sentence: the rest of "Unknown option" is advice about positionals that starts with '-'.
-    throw new CliUsageError((error as Error).message.split(/\.(\s|$)/)[0]!, spec.name);
+    // parseArgs' advice for an unknown option is about positionals that start with '-': keep its first sentence.
+    const { message, code } = error as Error & { code?: string };
+    const text = code === "ERR_PARSE_ARGS_UNKNOWN_OPTION" ? message.split(/\.(\s|$)/)[0]! : message;
+    throw new CliUsageError(text.replace(/\.$/, ""), spec.name);
   }
   const values = parsed.values as ParsedArgs["values"];
   if (!values.help) {

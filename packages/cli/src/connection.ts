@@ -206,10 +206,13 @@ export async function openSession(
     describe = plan.describe;
   }
   const count = config.transport.engineCount ?? 1;
+  const timeoutMs = config.transport.readyTimeoutMs ?? 0;
+  // A short bound fails fast by itself; a long one (vLLM's 600 s) deserves a word on what is awaited.
   const waiting = setTimeout(() => {
+    if (timeoutMs < 3 * WAITING_NOTICE_MS) return;
     notice(
       `waiting for ${count} engine(s) on ${describe} (each handshake stage times out after ` +
-        `${(config.transport.readyTimeoutMs ?? 0) / 1000} s; Ctrl-C to cancel)`,
+        `${timeoutMs / 1000} s; Ctrl-C to cancel)`,
     );
   }, WAITING_NOTICE_MS);
   try {

@@ -66,7 +66,8 @@ export function formatError(error: unknown, verbose: boolean): string {
   const oneLine = message.replace(/\s*\n\s*/g, " ").trim();
   const prefix = code && code !== "CLI_USAGE" && code !== "CLI_INTERRUPTED" ? `${code}: ` : "";
   const hint = code !== undefined && CLI_HINTS[code] ? ` ${CLI_HINTS[code]}` : "";
-  const line = `vllm-engine-core: error: ${prefix}${oneLine}${hint}`;
+  const kind = error instanceof CliInterruptedError ? "" : "error: ";
+  const line = `vllm-engine-core: ${kind}${prefix}${oneLine}${hint}`;
   if (!verbose || !(error instanceof Error) || !error.stack) return line;
   return `${line}\n${error.stack}`;
 }

@@ -115,6 +115,12 @@ export const generateCommand: Command = {
       },
       ...SAMPLING_FLAGS,
       {
+        name: "request-id",
+        type: "string",
+        value: "ID",
+        help: "request id (with several prompts: ID-0, ID-1, …; default cli-<random>-i)",
+      },
+      {
         name: "json",
         type: "boolean",
         help: "one JSON line per output (the last one of a request carries its totals)",
@@ -135,6 +141,9 @@ export const generateCommand: Command = {
     const { client } = await openSession(planConnection(args, CMD), lifecycle, out.notice);
 
     const single = prompts.length === 1;
+    const requestId = str(args, "request-id");
+    const idOf = (index: number) =>
+      requestId === undefined ? `cli-${batch}-${index}` : single ? requestId : `${requestId}-${index}`;
     const batch = randomUUID().slice(0, 8);
     const started = performance.now();
     // Submit every request first (they run concurrently on the engines), then read the streams.
@@ -142,7 +151,7 @@ export const generateCommand: Command = {
     for (const [index, promptTokenIds] of prompts.entries()) {
       streams.push(
         await client.call(
-          { requestId: `cli-${batch}-${index}`, promptTokenIds, samplingParams },
+          { requestId: idOf(index), promptTokenIds, samplingParams },
           { signal: lifecycle.signal },
         ),
       );
