@@ -133,6 +133,13 @@ export const CONNECTION_FLAGS: FlagSpec[] = [
     value: "MS",
     help: "--mock: duration of one engine step in ms (default 5; 0 = as fast as possible)",
   },
+  {
+    name: "mock-fault",
+    type: "string",
+    multiple: true,
+    value: "F",
+    help: "--mock: make the mock engine misbehave, to see the errors: bad-hello, no-ready, no-registration",
+  },
 ];
 
 export interface ParsedArgs {

@@ -2,7 +2,7 @@
 // `--data-parallel-*` spellings, or bootstrapped), or starts the mock engine on a free port (`--mock`), and
 // connects under the command's abort signal so that Ctrl-C mid-handshake closes every socket at once.
 import { EngineCoreClient, type EngineCoreClientConfig } from "@vllm-engine-core/client";
-import { bool, int, num, type ParsedArgs, str } from "./args.js";
+import { bool, int, list, num, type ParsedArgs, str } from "./args.js";
 import { CliUsageError } from "./errors.js";
 import type { Lifecycle } from "./lifecycle.js";
 import { freePort, loadMockEngine, type MockEngineProcess } from "./mock-engine.js";
@@ -17,7 +17,12 @@ const WAITING_NOTICE_MS = 1_000;
 export interface MockFlags {
   engines: number;
   stepMs: number;
+  faults: MockFault[];
 }
+
+/** The mock engine's handshake faults (tools/mock-engine options.ts MockEngineFaults), by flag value. */
+const MOCK_FAULTS = { "bad-hello": "badHello", "no-ready": "noReady", "no-registration": "noRegistration" } as const;
+type MockFault = keyof typeof MOCK_FAULTS;
 
 export type ConnectionPlan =
   | { kind: "client"; config: EngineCoreClientConfig; describe: string }
@@ -77,7 +82,7 @@ export function planConnection(args: ParsedArgs, command: string): ConnectionPla
   }
   if (modes.length > 1) throw new CliUsageError(`choose one of ${modes.join(" and ")}`, command);
 
-  const mockOnly = ["mock-engines", "mock-step-ms"].filter((f) => args.values[f] !== undefined);
+  const mockOnly = ["mock-engines", "mock-step-ms", "mock-fault"].filter((f) => args.values[f] !== undefined);
   if (!mock && mockOnly.length > 0) {
     throw new CliUsageError(`--${mockOnly[0]} only applies with --mock`, command);
   }
@@ -97,9 +102,18 @@ export function planConnection(args: ParsedArgs, command: string): ConnectionPla
     if (count !== undefined && count !== engines) {
       throw new CliUsageError(`--mock-engines ${engines} and --engine-count ${count} disagree`, command);
     }
+    const faults = list(args, "mock-fault").map((f) => {
+      if (!(f in MOCK_FAULTS)) {
+        throw new CliUsageError(
+          `--mock-fault must be one of ${Object.keys(MOCK_FAULTS).join(", ")}, got ${JSON.stringify(f)}`,
+          command,
+        );
+      }
+      return f as MockFault;
+    });
     return {
       kind: "mock",
-      mock: { engines, stepMs: int(args, command, "mock-step-ms", { min: 0, max: 60_000 }) ?? 5 },
+      mock: { engines, stepMs: int(args, command, "mock-step-ms", { min: 0, max: 60_000 }) ?? 5, faults },
       readyTimeoutMs: (timeoutS ?? MOCK_READY_TIMEOUT_S) * 1000,
     };
   }
@@ -187,6 +201,7 @@ export async function openSession(
       handshakeAddress,
       engineIndices: Array.from({ length: plan.mock.engines }, (_, i) => i),
       stepMs: plan.mock.stepMs,
+      faults: Object.fromEntries(plan.mock.faults.map((f) => [MOCK_FAULTS[f], true])),
     });
     mock = engine;
     lifecycle.add({ close: () => engine.stop(), force: () => engine.kill("SIGKILL") });

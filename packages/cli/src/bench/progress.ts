@@ -49,7 +49,8 @@ export class BenchProgress {
     const secs = Math.max((performance.now() - this.#started) / 1000, 1e-3);
     const stats = ` ${this.#done}/${this.#total} [${secs.toFixed(1)}s, ${(this.#done / secs).toFixed(2)} req/s, ${(this.#tokens / secs).toFixed(0)} tok/s]`;
     const prefix = `${this.#label}: `;
-    const width = Math.max(10, Math.min(50, this.#out.columns - prefix.length - stats.length - 10));
+    // A fixed bar width (from the terminal's, leaving room for the figures) so the line does not jitter.
+    const width = Math.max(10, Math.min(40, this.#out.columns - prefix.length - 60));
     const filled = Math.round((this.#done / this.#total) * width);
     const percent = `${String(Math.floor((this.#done * 100) / this.#total)).padStart(3)}%`;
     this.#out.writeErr(
