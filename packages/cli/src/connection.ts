@@ -21,7 +21,11 @@ export interface MockFlags {
 }
 
 /** The mock engine's handshake faults (tools/mock-engine options.ts MockEngineFaults), by flag value. */
-const MOCK_FAULTS = { "bad-hello": "badHello", "no-ready": "noReady", "no-registration": "noRegistration" } as const;
+const MOCK_FAULTS = {
+  "bad-hello": "badHello",
+  "no-ready": "noReady",
+  "no-registration": "noRegistration",
+} as const;
 type MockFault = keyof typeof MOCK_FAULTS;
 
 export type ConnectionPlan =

@@ -96,7 +96,12 @@ describe("random dataset", () => {
 
 test("summary: Python's centred rules and {:<40} {:<10} rows", () => {
   const m = calculateMetrics([record(0, 0.1, [0.02])], 1, [99]);
-  const text = formatSummary(m, { maxConcurrency: null, requestRate: 4, durationS: 1, selectedMetrics: ["tpot"] });
+  const text = formatSummary(m, {
+    maxConcurrency: null,
+    requestRate: 4,
+    durationS: 1,
+    selectedMetrics: ["tpot"],
+  });
   const lines = text.split("\n");
   expect(lines[0]).toBe("============ Serving Benchmark Result ============");
   expect(lines).toContain("Request rate configured (RPS):           4.00");

@@ -16,7 +16,9 @@ describe.concurrent("SIGINT", () => {
     await run.waitFor(/waiting for 1 engine\(s\) on handshake/);
     const r = await interrupt(run);
     expect(r.code, run.stderr).toBe(130);
-    expect(run.stderr).toMatch(/^vllm-engine-core: interrupted by SIGINT; everything this command started was closed$/m);
+    expect(run.stderr).toMatch(
+      /^vllm-engine-core: interrupted by SIGINT; everything this command started was closed$/m,
+    );
     expect(run.stdout).toBe("");
   });
 
@@ -72,7 +74,12 @@ describe.concurrent("SIGINT", () => {
 
   test("mid-generate against a standalone engine: the engine receives the abort", async () => {
     const port = await freePort();
-    const engine = await startStandaloneMock(["--handshake-address", `tcp://127.0.0.1:${port}`, "--step-ms", "20"]);
+    const engine = await startStandaloneMock([
+      "--handshake-address",
+      `tcp://127.0.0.1:${port}`,
+      "--step-ms",
+      "20",
+    ]);
     try {
       const run = startCli([
         "generate",

@@ -3,7 +3,15 @@
 // registry dependencies from the local store (zeromq and its two dependencies), install all tarballs into an
 // empty folder with npm --offline (no network), then run `npx vllm-engine-core` from there.
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  realpathSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { afterAll, beforeAll, expect, test } from "vitest";
@@ -32,7 +40,11 @@ function packageDir(name: string, from: string): string {
 const work = mkdtempSync(join(tmpdir(), "vllm-engine-core-cli-pack-"));
 const tarballs = join(work, "tarballs");
 const app = join(work, "app");
-const env = { ...process.env, npm_config_cache: join(work, "npm-cache"), npm_config_update_notifier: "false" };
+const env = {
+  ...process.env,
+  npm_config_cache: join(work, "npm-cache"),
+  npm_config_update_notifier: "false",
+};
 
 beforeAll(() => {
   mkdirSync(tarballs);
@@ -45,7 +57,10 @@ beforeAll(() => {
   }
   const zeromq = packageDir("zeromq", join(ROOT, "packages", "runtime"));
   const registryDeps = [zeromq, packageDir("cmake-ts", zeromq), packageDir("node-addon-api", zeromq)];
-  execFileSync("npm", ["pack", "--silent", "--pack-destination", tarballs, ...registryDeps], { stdio: "pipe", env });
+  execFileSync("npm", ["pack", "--silent", "--pack-destination", tarballs, ...registryDeps], {
+    stdio: "pipe",
+    env,
+  });
   writeFileSync(join(app, "package.json"), `${JSON.stringify({ name: "empty-app", private: true })}\n`);
   const files = readdirSync(tarballs).map((f) => join(tarballs, f));
   execFileSync("npm", ["install", "--offline", "--no-audit", "--no-fund", "--loglevel=error", ...files], {
@@ -74,9 +89,13 @@ test("the CLI tarball holds the bin shim, dist/ with the bundled mock engine, an
     expect(listing).toContain(`package/${file}`);
   }
   expect(listing).not.toMatch(/\.test\.|\.d\.ts/);
-  const manifest = execFileSync("tar", ["xzf", join(tarballs, "vllm-engine-core-cli-0.1.0.tgz"), "-O", "package/package.json"], {
-    encoding: "utf8",
-  });
+  const manifest = execFileSync(
+    "tar",
+    ["xzf", join(tarballs, "vllm-engine-core-cli-0.1.0.tgz"), "-O", "package/package.json"],
+    {
+      encoding: "utf8",
+    },
+  );
   expect(manifest).not.toContain("workspace:");
 });
 

@@ -30,7 +30,7 @@ function describe(event: MockEngineEvent): string | undefined {
     case "init":
       return `${who}: INIT received`;
     case "ready":
-      return `${who}: READY, serving`;
+      return `${who}: READY, serving (like a headless vLLM engine, it will not handshake with another frontend)`;
     case "add":
       return `${who}: request ${String(e.requestId)} (${String(e.promptTokens)} prompt tokens, max_tokens ${String(e.maxTokens)})`;
     case "finished":
