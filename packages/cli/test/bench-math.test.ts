@@ -86,7 +86,7 @@ describe("random dataset", () => {
       expect(r.outputLen).toBeGreaterThanOrEqual(8);
       expect(r.outputLen).toBeLessThanOrEqual(12);
       const first = r.promptTokenIds[0]!;
-      r.promptTokenIds.forEach((t, j) => expect(t).toBe((first + j) % 1000));
+      expect(r.promptTokenIds).toEqual(r.promptTokenIds.map((_, j) => (first + j) % 1000));
     }
     expect(new Set(a.map((r) => r.promptTokenIds.length)).size).toBeGreaterThan(20);
     const fixed = sampleRandomDataset({ ...config, rangeRatio: 0 }, new SeededRandom(9));
