@@ -136,7 +136,10 @@ describe("checkRepository", () => {
       ...CLEAN,
       "packages/cli/package.json": JSON.stringify({
         name: "@vllm-engine-core/cli",
-        dependencies: { "@vllm-engine-core/client": "workspace:*", "@vllm-engine-core/runtime": "workspace:*" },
+        dependencies: {
+          "@vllm-engine-core/client": "workspace:*",
+          "@vllm-engine-core/runtime": "workspace:*",
+        },
         devDependencies: { "@vllm-engine-core/transport": "workspace:*" },
       }),
     });
