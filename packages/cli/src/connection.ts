@@ -4,8 +4,8 @@
 import { EngineCoreClient, type EngineCoreClientConfig } from "@vllm-engine-core/client";
 import { bool, int, list, num, type ParsedArgs, str } from "./args.js";
 import { CliUsageError } from "./errors.js";
-import type { Lifecycle } from "./lifecycle.js";
-import { freePort, loadMockEngine, type MockEngineProcess } from "./mock-engine.js";
+import { type Lifecycle, untilAborted } from "./lifecycle.js";
+import { freePort, loadMockEngine, type MockEngineProcess, mockCleanup } from "./mock-engine.js";
 
 /** vLLM's frontend waits this long for engines (vllm/envs.py VLLM_ENGINE_READY_TIMEOUT_S, default 600). */
 const VLLM_READY_TIMEOUT_S = 600;
@@ -201,15 +201,15 @@ export async function openSession(
     const { startMockEngine } = await loadMockEngine();
     lifecycle.check();
     const handshakeAddress = `tcp://127.0.0.1:${await freePort()}`;
-    const engine = await startMockEngine({
+    const starting = startMockEngine({
       handshakeAddress,
       engineIndices: Array.from({ length: plan.mock.engines }, (_, i) => i),
       stepMs: plan.mock.stepMs,
       faults: Object.fromEntries(plan.mock.faults.map((f) => [MOCK_FAULTS[f], true])),
     });
+    lifecycle.add(mockCleanup(starting));
+    const engine = await untilAborted(starting, lifecycle.signal);
     mock = engine;
-    lifecycle.add({ close: () => engine.stop(), force: () => engine.kill("SIGKILL") });
-    lifecycle.check();
     config = {
       transport: {
         mode: "handshake-owner",

@@ -4,6 +4,7 @@
 import { createServer } from "node:net";
 import type * as MockEngine from "@vllm-engine-core/mock-engine";
 import { CliRuntimeError } from "./errors.js";
+import type { Cleanup } from "./lifecycle.js";
 
 export type MockEngineModule = typeof MockEngine;
 export type MockEngineProcess = MockEngine.MockEngineProcess;
@@ -35,4 +36,25 @@ export function freePort(): Promise<number> {
       server.close(() => resolve(port));
     });
   });
+}
+
+/**
+ * Stops a mock engine that is starting or started: registered before its start is awaited, so that Ctrl-C
+ * during the start still stops the child once it is up (it also dies with this process: IPC disconnect).
+ */
+export function mockCleanup(starting: Promise<MockEngineProcess>): Cleanup {
+  let started: MockEngineProcess | undefined;
+  starting.then(
+    (engine) => {
+      started = engine;
+    },
+    () => {},
+  );
+  return {
+    close: async () => {
+      const engine = await starting.catch(() => undefined);
+      await engine?.stop();
+    },
+    force: () => started?.kill("SIGKILL"),
+  };
 }

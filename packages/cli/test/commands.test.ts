@@ -2,7 +2,7 @@
 // output parsed (JSON where the command has it), exit code, and that nothing the CLI started is left running.
 import { expectedTokens } from "@vllm-engine-core/mock-engine";
 import { describe, expect, test } from "vitest";
-import { jsonLines, runCli } from "./helpers.js";
+import { errorLines, jsonLines, runCli } from "./helpers.js";
 
 function expectClean(r: { code: number | null; leftRunning: number[]; seen: number[]; stderr: string }) {
   expect(r.code, r.stderr).toBe(0);
@@ -235,7 +235,7 @@ describe.concurrent("utility", () => {
     const r = await runCli(["utility", "no_such_method", "--mock"]);
     expect(r.code).toBe(1);
     expect(r.leftRunning).toEqual([]);
-    const lines = r.stderr.trim().split("\n");
+    const lines = errorLines(r.stderr);
     expect(lines).toHaveLength(1);
     expect(lines[0]).toContain("UTILITY_CALL_FAILED");
     expect(lines[0]).toContain("'EngineCoreProc' object has no attribute 'no_such_method'");

@@ -1,10 +1,10 @@
 // Bad flags, unreachable addresses and handshake timeouts: one line on stderr naming what is wrong and what to
 // do, exit 2 (usage) or 1 (runtime), no stack trace unless --verbose.
 import { describe, expect, test } from "vitest";
-import { freePort, holdPort, runCli } from "./helpers.js";
+import { errorLines, freePort, holdPort, runCli } from "./helpers.js";
 
 function oneLine(stderr: string): string {
-  const lines = stderr.trim().split("\n");
+  const lines = errorLines(stderr);
   expect(lines, stderr).toHaveLength(1);
   expect(stderr).not.toMatch(/^\s+at /m);
   return lines[0]!;

@@ -200,3 +200,11 @@ export async function startStandaloneMock(extra: readonly string[]): Promise<Cli
 export function mockEvents(run: CliRun): Record<string, unknown>[] {
   return jsonLines(run.stdout);
 }
+
+/**
+ * stderr without the "waiting for N engine(s)" notice, which a loaded machine can make appear before a
+ * connection completes (it is progress, not part of an error).
+ */
+export function errorLines(stderr: string): string[] {
+  return stderr.split("\n").filter((l) => l.trim() !== "" && !/^waiting for \d+ engine\(s\) on /.test(l));
+}

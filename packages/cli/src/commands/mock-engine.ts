@@ -5,7 +5,7 @@ import { bool, int, type ParsedArgs, str } from "../args.js";
 import type { Command } from "../command.js";
 import { CliRuntimeError, CliUsageError, EXIT_OK } from "../errors.js";
 import { untilAborted } from "../lifecycle.js";
-import { loadMockEngine, type MockEngineEvent } from "../mock-engine.js";
+import { loadMockEngine, type MockEngineEvent, mockCleanup } from "../mock-engine.js";
 
 const CMD = "mock-engine";
 /** vLLM's default --data-parallel-rpc-port. */
@@ -123,7 +123,7 @@ export const mockEngineCommand: Command = {
     const json = bool(args, "json");
 
     const { startMockEngine } = await loadMockEngine();
-    const engine = await startMockEngine({
+    const starting = startMockEngine({
       ...(bootstrapped
         ? { mode: "bootstrapped", inputAddress: input!, outputAddress: output! }
         : { mode: "handshake", handshakeAddress: handshake ?? DEFAULT_HANDSHAKE }),
@@ -131,7 +131,8 @@ export const mockEngineCommand: Command = {
       ...(stepMs !== undefined ? { stepMs } : {}),
       ...(tokensPerStep !== undefined ? { tokensPerStep } : {}),
     });
-    lifecycle.add({ close: () => engine.stop(), force: () => engine.kill("SIGKILL") });
+    lifecycle.add(mockCleanup(starting));
+    const engine = await untilAborted(starting, lifecycle.signal);
     const target = bootstrapped
       ? `input ${input}, output ${output}`
       : `handshake ${handshake ?? DEFAULT_HANDSHAKE}`;
