@@ -92,6 +92,11 @@ export const MANIFEST_RULES: readonly { manifest: string; forbidden: readonly st
     why: "the public client never loads ZeroMQ or the transport, not even transitively by declaration",
   },
   {
+    manifest: "packages/cli/package.json",
+    forbidden: ["@vllm-engine-core/transport", "@vllm-engine-core/runtime"],
+    why: "the command line is built only on the public client (zeromq is its dependency for the bundled mock engine's child process)",
+  },
+  {
     manifest: "packages/protocol/package.json",
     forbidden: ["zeromq", "@vllm-engine-core/transport"],
     why: "the protocol package is a pure codec, loadable on any thread",

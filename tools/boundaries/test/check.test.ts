@@ -131,6 +131,24 @@ describe("checkRepository", () => {
     ]);
   });
 
+  it("catches the runtime or the transport declared in the CLI's package.json", () => {
+    const root = fixture({
+      ...CLEAN,
+      "packages/cli/package.json": JSON.stringify({
+        name: "@vllm-engine-core/cli",
+        dependencies: {
+          "@vllm-engine-core/client": "workspace:*",
+          "@vllm-engine-core/runtime": "workspace:*",
+        },
+        devDependencies: { "@vllm-engine-core/transport": "workspace:*" },
+      }),
+    });
+    expect(rules(checkRepository(root).violations)).toEqual([
+      "manifest packages/cli/package.json dependencies @vllm-engine-core/runtime",
+      "manifest packages/cli/package.json devDependencies @vllm-engine-core/transport",
+    ]);
+  });
+
   it("does not look into build output or node_modules", () => {
     const root = fixture({
       ...CLEAN,
