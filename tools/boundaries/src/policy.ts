@@ -53,6 +53,10 @@ export const IMPORT_RULES: readonly ImportRule[] = [
         why: "test-only rogue engine: plays a misbehaving engine in its own child process",
       },
       {
+        path: "tools/reliability/test/fixtures/raw-frontend.ts",
+        why: "test-only raw frontend: hands the mock engine requests the client's validation would refuse, so the engine judges every case",
+      },
+      {
         path: "packages/runtime/test/fixtures/thread.mjs",
         why: "test-only positive control: proves the isolation probe sees zeromq once a thread loads it",
       },

@@ -6,9 +6,14 @@ import { openSession, planConnection } from "../connection.js";
 import { EXIT_OK } from "../errors.js";
 import { table, toJson } from "../format.js";
 
+/** A field the engine's vLLM version does not send (or sends as null) is shown as "-", never invented. */
+const NOT_REPORTED = "-";
+const cell = (v: string | number | null | undefined): string => (v == null ? NOT_REPORTED : String(v));
+
 function maxConcurrency(r: EngineCoreReadyResponse): string {
-  return r.kvCacheMaxConcurrency == null ? "-" : r.kvCacheMaxConcurrency.toFixed(2);
+  return r.kvCacheMaxConcurrency == null ? NOT_REPORTED : r.kvCacheMaxConcurrency.toFixed(2);
 }
+
 
 export const infoCommand: Command = {
   spec: {
@@ -48,15 +53,15 @@ export const infoCommand: Command = {
       ],
       ...engines.map((e) => [
         String(e.index),
-        e.vllmVersion,
-        e.dtype,
-        String(e.maxModelLen),
-        String(e.numGpuBlocks),
-        String(e.blockSize),
-        `${e.dataParallelRank}/${e.dataParallelSize}`,
-        String(e.tensorParallelSize),
-        String(e.pipelineParallelSize),
-        e.kvCacheSizeTokens == null ? "-" : String(e.kvCacheSizeTokens),
+        cell(e.vllmVersion),
+        cell(e.dtype),
+        cell(e.maxModelLen),
+        cell(e.numGpuBlocks),
+        cell(e.blockSize),
+        `${cell(e.dataParallelRank)}/${cell(e.dataParallelSize)}`,
+        cell(e.tensorParallelSize),
+        cell(e.pipelineParallelSize),
+        cell(e.kvCacheSizeTokens),
         maxConcurrency(e),
       ]),
     ];
