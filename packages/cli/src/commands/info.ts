@@ -14,7 +14,6 @@ function maxConcurrency(r: EngineCoreReadyResponse): string {
   return r.kvCacheMaxConcurrency == null ? NOT_REPORTED : r.kvCacheMaxConcurrency.toFixed(2);
 }
 
-
 export const infoCommand: Command = {
   spec: {
     name: "info",
