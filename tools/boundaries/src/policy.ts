@@ -92,6 +92,11 @@ export const MANIFEST_RULES: readonly { manifest: string; forbidden: readonly st
     why: "the public client never loads ZeroMQ or the transport, not even transitively by declaration",
   },
   {
+    manifest: "packages/config/package.json",
+    forbidden: ["zeromq", "@vllm-engine-core/transport"],
+    why: "the configuration schema is loaded by the public client on the calling thread, and imported by the transport",
+  },
+  {
     manifest: "packages/protocol/package.json",
     forbidden: ["zeromq", "@vllm-engine-core/transport"],
     why: "the protocol package is a pure codec, loadable on any thread",
