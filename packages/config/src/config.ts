@@ -4,8 +4,8 @@
 // (rust/src/engine-core-client/src/client.rs, `new_single`: advertised host 127.0.0.1, one engine, 30 s
 // ready timeout, client index 0). The liveness tuning is ours: vLLM's engine-core sockets
 // (vllm/utils/network_utils.py `make_zmq_socket`, the Rust `transport.rs`) set no ZMTP heartbeat; vLLM
-// watches the engine processes it launched instead (`monitor_engine_liveness`), which a frontend that only
-// talks to the engines over sockets cannot do.
+// watches the engine processes it launched instead (vllm/v1/engine/utils.py `monitor_engine_liveness`),
+// which a frontend that only talks to the engines over sockets cannot do.
 // `resolveConfig` runs once, on the calling thread; nothing downstream validates again.
 import { InvalidConfigError } from "./errors.js";
 
