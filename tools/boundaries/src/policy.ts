@@ -101,6 +101,11 @@ export const MANIFEST_RULES: readonly { manifest: string; forbidden: readonly st
     why: "the command line is built only on the public client (zeromq is its dependency for the bundled mock engine's child process)",
   },
   {
+    manifest: "packages/config/package.json",
+    forbidden: ["zeromq", "@vllm-engine-core/transport"],
+    why: "the configuration schema is loaded by the public client on the calling thread, and imported by the transport",
+  },
+  {
     manifest: "packages/protocol/package.json",
     forbidden: ["zeromq", "@vllm-engine-core/transport"],
     why: "the protocol package is a pure codec, loadable on any thread",

@@ -149,6 +149,21 @@ describe("checkRepository", () => {
     ]);
   });
 
+  it("catches zeromq or the transport declared in the config schema's package.json (the client loads it)", () => {
+    const root = fixture({
+      ...CLEAN,
+      "packages/config/package.json": JSON.stringify({
+        name: "@vllm-engine-core/config",
+        dependencies: { "@vllm-engine-core/transport": "workspace:*" },
+        peerDependencies: { zeromq: "6.8.0" },
+      }),
+    });
+    expect(rules(checkRepository(root).violations)).toEqual([
+      "manifest packages/config/package.json dependencies @vllm-engine-core/transport",
+      "manifest packages/config/package.json peerDependencies zeromq",
+    ]);
+  });
+
   it("does not look into build output or node_modules", () => {
     const root = fixture({
       ...CLEAN,
