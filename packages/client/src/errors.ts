@@ -19,6 +19,7 @@ export {
   UnexpectedEngineIdentityError,
   UnexpectedHandshakeMessageError,
   UtilityCallError,
+  VllmEngineCoreError,
 } from "@vllm-engine-core/protocol";
 
 /** The configuration given to `EngineCoreClient.connect` is invalid; nothing was started. */

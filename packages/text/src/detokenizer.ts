@@ -1,0 +1,143 @@
+// vLLM's per-request incremental detokenizer (vllm/v1/engine/detokenizer.py: BaseIncrementalDetokenizer
+// with FastIncrementalDetokenizer's decode_next). Tokens are decoded one by one through a DecodeStream
+// primed with the prompt, stop strings are checked on the new text only, and the streamed text holds back
+// the last `max(len(stop)) - 1` characters while stop strings are to be excluded from the output.
+//
+// One difference, on purpose: when the engine finishes the request, text still held back because its
+// last token left a character unfinished is emitted as a full decode renders it (U+FFFD), as vLLM's Rust
+// frontend does (`flush`); vLLM's Python frontend drops it. So the concatenated deltas always equal the
+// decode of the generated ids.
+
+import type { TokenDecodeStream } from "./decode-stream.js";
+import { InvalidTextOptionsError } from "./errors.js";
+import { checkStopStrings, codePointLength, codePointsBack } from "./stop-strings.js";
+import type { Tokenizer } from "./tokenizer.js";
+
+export interface DetokenizerOptions {
+  /** The request's prompt: the decode stream is primed with its last tokens. */
+  promptTokenIds: readonly number[];
+  /** `SamplingParams.stop`. */
+  stop?: string | readonly string[] | null | undefined;
+  /** `SamplingParams.include_stop_str_in_output` (default false). */
+  includeStopStrInOutput?: boolean | undefined;
+  /** `SamplingParams.min_tokens` (default 0): no stop string is matched within the first `minTokens` tokens. */
+  minTokens?: number | undefined;
+  /** `SamplingParams.skip_special_tokens` (default true). */
+  skipSpecialTokens?: boolean | undefined;
+  /** `SamplingParams.spaces_between_special_tokens` (default true). */
+  spacesBetweenSpecialTokens?: boolean | undefined;
+}
+
+function normalizeStop(stop: DetokenizerOptions["stop"]): string[] {
+  if (stop == null) return [];
+  const list = typeof stop === "string" ? [stop] : [...stop];
+  list.forEach((s, i) => {
+    if (typeof s !== "string") {
+      throw new InvalidTextOptionsError({
+        field: `stop[${i}]`,
+        detail: `expected a string, got ${typeof s}`,
+      });
+    }
+  });
+  return list;
+}
+
+export class IncrementalDetokenizer {
+  /** Generated token ids so far (the stop token included). */
+  readonly tokenIds: number[] = [];
+  /** All text so far (after stop-string truncation). */
+  outputText = "";
+  readonly stop: readonly string[];
+  readonly minTokens: number;
+  readonly includeStopStrInOutput: boolean;
+
+  readonly #stream: TokenDecodeStream;
+  /** Characters (code points) held back from the streamed text while a stop string may be forming. */
+  readonly #stopBufferLength: number;
+  #lastOutputTextOffset = 0;
+  readonly #addedTokens: ReadonlyMap<number, { content: string }> | undefined;
+  #lastSpecial = false;
+
+  constructor(tokenizer: Tokenizer, options: DetokenizerOptions) {
+    this.stop = normalizeStop(options.stop);
+    this.minTokens = options.minTokens ?? 0;
+    this.includeStopStrInOutput = options.includeStopStrInOutput ?? false;
+    this.#stopBufferLength =
+      this.stop.length > 0 && !this.includeStopStrInOutput
+        ? Math.max(...this.stop.map(codePointLength)) - 1
+        : 0;
+    const skipSpecialTokens = options.skipSpecialTokens ?? true;
+    this.#stream = tokenizer.createDecodeStream(options.promptTokenIds, { skipSpecialTokens });
+    // FastIncrementalDetokenizer: without spaces between special tokens, a run of added tokens is
+    // written as their raw contents.
+    const spaces = skipSpecialTokens || (options.spacesBetweenSpecialTokens ?? true);
+    if (!spaces && tokenizer.addedTokens.size > 0) this.#addedTokens = tokenizer.addedTokens;
+  }
+
+  get numOutputTokens(): number {
+    return this.tokenIds.length;
+  }
+
+  #decodeNext(tokenId: number): string {
+    let text = this.#stream.step(tokenId);
+    const added = this.#addedTokens;
+    if (added !== undefined) {
+      const special = added.get(tokenId);
+      const isSpecial = special !== undefined;
+      if (isSpecial && this.#lastSpecial) text = special.content;
+      this.#lastSpecial = isSpecial;
+    }
+    return text;
+  }
+
+  /**
+   * Decodes one engine output's new tokens and checks the stop strings (BaseIncrementalDetokenizer.update).
+   * `stopTerminated`: the engine finished with STOP (EOS or a stop token id), whose last token is then
+   * left out of the text unless stop strings are included. `engineFinished`: the engine ended the request
+   * with this output, so text held back for an unfinished character is flushed. Returns the matched stop
+   * string, or null.
+   */
+  update(newTokenIds: readonly number[], stopTerminated: boolean, engineFinished = false): string | null {
+    if (newTokenIds.length === 0 && !engineFinished) return null;
+    let ids = newTokenIds;
+    let skippedStopTokenId: number | undefined;
+    if (stopTerminated && !this.includeStopStrInOutput && ids.length > 0) {
+      skippedStopTokenId = ids[ids.length - 1];
+      ids = ids.slice(0, -1);
+    }
+    let stopCheckOffset = this.outputText.length;
+    for (const tokenId of ids) {
+      this.tokenIds.push(tokenId);
+      this.outputText += this.#decodeNext(tokenId);
+      // min_tokens (vllm#22014): text of the first min_tokens tokens is never searched.
+      if (this.minTokens && this.numOutputTokens <= this.minTokens) stopCheckOffset = this.outputText.length;
+    }
+    if (skippedStopTokenId !== undefined) this.tokenIds.push(skippedStopTokenId);
+    if (engineFinished) {
+      this.outputText += this.#stream.flush();
+      if (this.minTokens && this.numOutputTokens <= this.minTokens) stopCheckOffset = this.outputText.length;
+    }
+    if (this.stop.length === 0 || this.numOutputTokens <= this.minTokens) return null;
+    const match = checkStopStrings(
+      this.outputText,
+      this.outputText.length - stopCheckOffset,
+      this.stop,
+      this.includeStopStrInOutput,
+    );
+    if (match === null) return null;
+    if (match.truncateTo !== -1) this.outputText = this.outputText.slice(0, match.truncateTo);
+    return match.stop;
+  }
+
+  /** The text not streamed yet (get_next_output_text with delta=True); all of it once `finished`. */
+  nextTextDelta(finished: boolean): string {
+    const buffer = finished ? 0 : this.#stopBufferLength;
+    const length = buffer === 0 ? this.outputText.length : codePointsBack(this.outputText, buffer);
+    const last = this.#lastOutputTextOffset;
+    if (last < length) {
+      this.#lastOutputTextOffset = length;
+      return this.outputText.slice(last, length);
+    }
+    return "";
+  }
+}
