@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { ChatTemplateError, CompiledChatTemplate, type ChatMessage } from "../src/index.js";
+import { type ChatMessage, ChatTemplateError, CompiledChatTemplate } from "../src/index.js";
 import { qwen3 } from "./helpers.js";
 
 // Rendered with real Jinja2 in transformers' setup by fixtures/chat-templates/generate.py (see its provenance).
@@ -16,7 +16,9 @@ interface Case {
   expectedError?: string;
   promptTokenIds?: number[];
 }
-const fixtures = JSON.parse(readFileSync(new URL("./fixtures/chat-templates/cases.json", import.meta.url), "utf8")) as {
+const fixtures = JSON.parse(
+  readFileSync(new URL("./fixtures/chat-templates/cases.json", import.meta.url), "utf8"),
+) as {
   qwen3: Case[];
   synthetic: { name: string; template: string; specialTokens: Record<string, string>; cases: Case[] }[];
 };
@@ -69,11 +71,14 @@ describe("chat-template errors", () => {
       expect((error as ChatTemplateError).reason).toBe("parse");
       expect((error as ChatTemplateError).code).toBe("CHAT_TEMPLATE");
     }
-    expect(() => qwen3().applyChatTemplate([{ role: "user", content: "x" }], { chatTemplateName: "tool_use" })).toThrow(
-      /no chat template named "tool_use"/,
-    );
     expect(() =>
-      qwen3().applyChatTemplate([{ role: "user", content: "x" }], { addGenerationPrompt: true, continueFinalMessage: true }),
+      qwen3().applyChatTemplate([{ role: "user", content: "x" }], { chatTemplateName: "tool_use" }),
+    ).toThrow(/no chat template named "tool_use"/);
+    expect(() =>
+      qwen3().applyChatTemplate([{ role: "user", content: "x" }], {
+        addGenerationPrompt: true,
+        continueFinalMessage: true,
+      }),
     ).toThrow(/cannot be used together/);
   });
 

@@ -11,7 +11,11 @@ import {
 } from "../src/index.js";
 import { byteTokenIds, bytewiseIds, qwen3 } from "./helpers.js";
 
-function output(ids: number[], finishReason: FinishReason | null = null, stopReason: number | string | null = null) {
+function output(
+  ids: number[],
+  finishReason: FinishReason | null = null,
+  stopReason: number | string | null = null,
+) {
   return { requestId: "r", newTokenIds: ids, finishReason, stopReason } as EngineCoreOutput;
 }
 
@@ -19,7 +23,12 @@ function output(ids: number[], finishReason: FinishReason | null = null, stopRea
 function run(
   tok: Tokenizer,
   chunks: number[][],
-  options: { prompt?: number[]; params?: TextSamplingParams; finish?: FinishReason; stopReason?: number | null } = {},
+  options: {
+    prompt?: number[];
+    params?: TextSamplingParams;
+    finish?: FinishReason;
+    stopReason?: number | null;
+  } = {},
 ): { deltas: TextDelta[]; text: string; last: TextDelta } {
   const processor = new TextOutputProcessor(tok, {
     requestId: "r",
@@ -30,7 +39,11 @@ function run(
   chunks.forEach((ids, i) => {
     const final = i === chunks.length - 1;
     const delta = processor.process(
-      output(ids, final ? (options.finish ?? FinishReason.LENGTH) : null, final ? (options.stopReason ?? null) : null),
+      output(
+        ids,
+        final ? (options.finish ?? FinishReason.LENGTH) : null,
+        final ? (options.stopReason ?? null) : null,
+      ),
     );
     if (delta !== null) deltas.push(delta);
   });
@@ -85,7 +98,9 @@ describe("incremental detokenization (vLLM FastIncrementalDetokenizer)", () => {
         async (pieces, s) => {
           const ids: number[] = [];
           for (const [piece, bytewise] of pieces) {
-            ids.push(...(bytewise ? bytewiseIds(tok, piece) : await tok.encode(piece, { addSpecialTokens: false })));
+            ids.push(
+              ...(bytewise ? bytewiseIds(tok, piece) : await tok.encode(piece, { addSpecialTokens: false })),
+            );
           }
           const expected = tok.decode(ids);
           fc.pre(!expected.includes(REPLACEMENT_CHARACTER));
@@ -103,12 +118,17 @@ describe("incremental detokenization (vLLM FastIncrementalDetokenizer)", () => {
 
   it("the ByteLevel fast path and the generic DecodeStream window emit the same chunks, with any prompt (property)", () => {
     fc.assert(
-      fc.property(fc.array(anyId, { maxLength: 12 }), fc.array(anyId, { maxLength: 40 }), fc.boolean(), (prompt, ids, skip) => {
-        const fast = tok.createDecodeStream(prompt, { skipSpecialTokens: skip });
-        const generic = tok.createDecodeStream(prompt, { skipSpecialTokens: skip, generic: true });
-        for (const id of ids) expect(fast.step(id)).toBe(generic.step(id));
-        expect(fast.flush()).toBe(generic.flush());
-      }),
+      fc.property(
+        fc.array(anyId, { maxLength: 12 }),
+        fc.array(anyId, { maxLength: 40 }),
+        fc.boolean(),
+        (prompt, ids, skip) => {
+          const fast = tok.createDecodeStream(prompt, { skipSpecialTokens: skip });
+          const generic = tok.createDecodeStream(prompt, { skipSpecialTokens: skip, generic: true });
+          for (const id of ids) expect(fast.step(id)).toBe(generic.step(id));
+          expect(fast.flush()).toBe(generic.flush());
+        },
+      ),
       { numRuns: 500 },
     );
   });
@@ -162,9 +182,10 @@ describe("incremental detokenization (vLLM FastIncrementalDetokenizer)", () => {
     const ids = [...(await tok.encode("Done.")), 151_645];
     const params = { skipSpecialTokens: false };
     expect(run(tok, [ids], { params, finish: FinishReason.STOP }).text).toBe("Done.");
-    expect(run(tok, [ids], { params: { ...params, includeStopStrInOutput: true }, finish: FinishReason.STOP }).text).toBe(
-      "Done.<|im_end|>",
-    );
+    expect(
+      run(tok, [ids], { params: { ...params, includeStopStrInOutput: true }, finish: FinishReason.STOP })
+        .text,
+    ).toBe("Done.<|im_end|>");
     // A stop_token_ids hit on an ordinary token: the engine reports it as stop_reason; its text is left out.
     const dot = (await tok.encode("."))[0]!;
     const r = run(tok, [[...(await tok.encode("a b")), dot]], { finish: FinishReason.STOP, stopReason: dot });

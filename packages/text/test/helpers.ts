@@ -63,7 +63,8 @@ export function byteTokenIds(tokenizer: Tokenizer): number[] {
 
 /** GPT-2 bytes_to_unicode: the character that stands for byte b in byte-level token strings. */
 export function byteLevelChar(b: number): string {
-  const direct = (x: number) => (x >= 0x21 && x <= 0x7e) || (x >= 0xa1 && x <= 0xac) || (x >= 0xae && x <= 0xff);
+  const direct = (x: number) =>
+    (x >= 0x21 && x <= 0x7e) || (x >= 0xa1 && x <= 0xac) || (x >= 0xae && x <= 0xff);
   if (direct(b)) return String.fromCodePoint(b);
   let n = 0;
   for (let x = 0; x < b; x++) if (!direct(x)) n++;

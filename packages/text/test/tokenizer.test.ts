@@ -1,11 +1,11 @@
-import { Tokenizer as NativeTokenizer } from "tokenizers";
 import { rmSync } from "node:fs";
 import { join } from "node:path";
-import fc from "fast-check";
 import { VllmEngineCoreError } from "@vllm-engine-core/client";
+import fc from "fast-check";
+import { Tokenizer as NativeTokenizer } from "tokenizers";
 import { afterAll, describe, expect, it } from "vitest";
-import { TokenizerLoadError, Tokenizer, withModelStopTokens } from "../src/index.js";
 import { buildCorpus } from "../bench/corpus.js";
+import { Tokenizer, TokenizerLoadError, withModelStopTokens } from "../src/index.js";
 import { modelDir, QWEN3_DIR, QWEN3_GENERATION_CONFIG, qwen3 } from "./helpers.js";
 
 const native = NativeTokenizer.fromFile(join(QWEN3_DIR, "tokenizer.json"));
@@ -61,7 +61,10 @@ describe("loading Qwen3's tokenizer from its directory", () => {
   it("falls back to config.json's eos_token_id without generation_config.json, and reads special_tokens_map.json", () => {
     const model = modelDir({
       "config.json": { model_type: "qwen3", text_config: { eos_token_id: [151_643, 151_645] } },
-      "special_tokens_map.json": { eos_token: { content: "<|endoftext|>", special: true }, bos_token: "<|im_start|>" },
+      "special_tokens_map.json": {
+        eos_token: { content: "<|endoftext|>", special: true },
+        bos_token: "<|im_start|>",
+      },
     });
     cleanups.push(model.remove);
     const tok = Tokenizer.fromDirectory(model.dir);
