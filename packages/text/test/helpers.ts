@@ -76,3 +76,8 @@ export function bytewiseIds(tokenizer: Tokenizer, text: string): number[] {
   const table = byteTokenIds(tokenizer);
   return [...new TextEncoder().encode(text)].map((b) => table[b]!);
 }
+
+/** True when `s` has no lone surrogate (String.prototype.isWellFormed, typed for ES2023 lib). */
+export function wellFormed(s: string): boolean {
+  return (s as unknown as { isWellFormed(): boolean }).isWellFormed();
+}

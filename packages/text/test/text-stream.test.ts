@@ -10,7 +10,9 @@ import { qwen3 } from "./helpers.js";
 
 const tok = qwen3();
 
-async function connect(echoPrompt: boolean): Promise<{ client: EngineCoreClient; engine: MockEngineProcess }> {
+async function connect(
+  echoPrompt: boolean,
+): Promise<{ client: EngineCoreClient; engine: MockEngineProcess }> {
   const handshakeAddress = `ipc://${join(tmpdir(), `vec-text-${randomUUID().slice(0, 8)}.sock`)}`;
   const engine = await startMockEngine({ handshakeAddress, stepMs: 2, echoPrompt });
   try {
@@ -44,7 +46,11 @@ describe("textStream over EngineCoreClient + mock engine (--echo-prompt)", () =>
   it("streams exactly the text of the echoed prompt, multi-byte characters included", async () => {
     const text = "The quick brown fox — 你好，世界 😀👍🏽 café.";
     const prompt = await tok.encode(text);
-    const request = { requestId: "echo-1", promptTokenIds: prompt, samplingParams: { maxTokens: prompt.length } };
+    const request = {
+      requestId: "echo-1",
+      promptTokenIds: prompt,
+      samplingParams: { maxTokens: prompt.length },
+    };
     const { text: streamed, deltas } = await collect(textStream(tok, request, await client.call(request)));
     expect(streamed).toBe(text);
     expect(deltas.at(-1)!.finishReason).toBe(FinishReason.LENGTH);
@@ -131,7 +137,11 @@ describe("textStream with the mock engine's deterministic tokens", () => {
 
     const stop = full.slice(40, 46);
     const cut = full.indexOf(stop);
-    const request2 = { requestId: "det-1", promptTokenIds: prompt, samplingParams: { maxTokens: 64, stop: [stop] } };
+    const request2 = {
+      requestId: "det-1",
+      promptTokenIds: prompt,
+      samplingParams: { maxTokens: 64, stop: [stop] },
+    };
     const second = await collect(textStream(tok, request2, await client.call(request2)));
     expect(second.text).toBe(full.slice(0, cut));
     expect(second.deltas.at(-1)!.stopReason).toBe(stop);

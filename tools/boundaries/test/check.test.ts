@@ -136,7 +136,10 @@ describe("checkRepository", () => {
       ...CLEAN,
       "packages/text/package.json": JSON.stringify({
         name: "@vllm-engine-core/text",
-        dependencies: { "@vllm-engine-core/client": "workspace:*", "@vllm-engine-core/runtime": "workspace:*" },
+        dependencies: {
+          "@vllm-engine-core/client": "workspace:*",
+          "@vllm-engine-core/runtime": "workspace:*",
+        },
         peerDependencies: { zeromq: "6.8.0" },
       }),
     });
