@@ -111,11 +111,11 @@ export class WindowDecodeStream implements TokenDecodeStream {
     let chunk = "";
     if (this.#ids.length > this.#prefixIndex) {
       const text = this.#decode(this.#ids);
-      let common = 0;
-      const prefix = this.#prefix;
-      if (text.startsWith(prefix)) common = prefix.length;
-      else while (common < prefix.length && text[common] === prefix[common]) common++;
-      chunk = text.slice(common);
+      // A decoder whose output is not monotonic (ByteFallback turns a whole invalid byte run into one
+      // U+FFFD per byte) can rewrite text already emitted; then only the held tokens are decoded.
+      chunk = text.startsWith(this.#prefix)
+        ? text.slice(this.#prefix.length)
+        : this.#decode(this.#ids.slice(this.#prefixIndex));
     }
     this.#ids = [];
     this.#prefix = "";

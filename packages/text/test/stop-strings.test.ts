@@ -158,6 +158,20 @@ describe("stop strings in the detokenizer", () => {
             at += n;
           }
           const multi = feed(chunks, params);
+          if (minTokens === 0) {
+            // Independent oracle: the stop string whose first occurrence ends earliest in the full text.
+            const full = tok.decode(ids, { skipSpecialTokens: true });
+            let best: { stop: string; index: number; end: number } | undefined;
+            for (const s of stop) {
+              const index = full.indexOf(s);
+              if (index !== -1 && (best === undefined || index + s.length < best.end)) {
+                best = { stop: s, index, end: index + s.length };
+              }
+            }
+            const expected = best === undefined ? full : full.slice(0, include ? best.end : best.index);
+            expect(textOf(single)).toBe(expected);
+            expect(single.at(-1)!.stopReason).toBe(best?.stop ?? null);
+          }
           expect(textOf(multi)).toBe(textOf(single));
           expect(multi.at(-1)!.stopReason).toBe(single.at(-1)!.stopReason);
           expect(multi.at(-1)!.finishReason).toBe(single.at(-1)!.finishReason);
