@@ -266,6 +266,24 @@ const detokStops = incrementalCost(() => {
   };
 });
 
+// One long generation (16k tokens through one detokenizer): the cost per token must not grow with the text.
+const longIds = refIds.flat().slice(0, 16_384);
+function longGeneration(stop: string[]): number {
+  let best = Number.POSITIVE_INFINITY;
+  for (let round = 0; round < 3; round++) {
+    const d = new IncrementalDetokenizer(ours, { promptTokenIds: [], stop });
+    const start = performance.now();
+    for (const id of longIds) {
+      d.update([id], false);
+      d.nextTextDelta(false);
+    }
+    best = Math.min(best, performance.now() - start);
+  }
+  return (best * 1e6) / longIds.length;
+}
+const longPlain = longGeneration([]);
+const longStops = longGeneration(["<|endofturn|>", "\n\n\n\n", "zzzz"]);
+
 // A 32k-token prompt: how long it takes, and how long the event loop stalls meanwhile (what other streams
 // on the same thread would see between two tokens).
 const doc = (() => {
@@ -333,6 +351,8 @@ const results = {
   detokenizer: {
     fastPathNsPerToken: Math.round(detokPlain),
     fastPathWithStopStringsNsPerToken: Math.round(detokStops),
+    longGeneration16kNsPerToken: Math.round(longPlain),
+    longGeneration16kWithStopStringsNsPerToken: Math.round(longStops),
   },
   longPrompt,
 };
@@ -349,7 +369,7 @@ for (const row of rows) {
   );
 }
 console.log(
-  `\ndetokenizer (ByteLevel fast path, one token per output): ${Math.round(detokPlain)} ns/token; with 3 stop strings: ${Math.round(detokStops)} ns/token`,
+  `\ndetokenizer (ByteLevel fast path, one token per output): ${Math.round(detokPlain)} ns/token; with 3 stop strings: ${Math.round(detokStops)} ns/token; one 16k-token generation: ${Math.round(longPlain)} / ${Math.round(longStops)} ns/token`,
 );
 console.log("\n| 32k-token prompt | tokens | ms | max event-loop gap ms |\n| --- | --- | --- | --- |");
 for (const p of longPrompt) console.log(`| ${p.library} | ${p.tokens} | ${p.ms} | ${p.maxEventLoopGapMs} |`);

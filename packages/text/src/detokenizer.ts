@@ -45,8 +45,6 @@ function normalizeStop(stop: DetokenizerOptions["stop"]): string[] {
 export class IncrementalDetokenizer {
   /** Generated token ids so far (the stop token included). */
   readonly tokenIds: number[] = [];
-  /** All text so far (after stop-string truncation). */
-  outputText = "";
   readonly stop: readonly string[];
   readonly minTokens: number;
   readonly includeStopStrInOutput: boolean;
@@ -54,9 +52,19 @@ export class IncrementalDetokenizer {
   readonly #stream: TokenDecodeStream;
   /** Characters (code points) held back from the streamed text while a stop string may be forming. */
   readonly #stopBufferLength: number;
-  #lastOutputTextOffset = 0;
+  /** UTF-16 length of the longest stop string: how much old text a stop search needs to see. */
+  readonly #stopSearchUnits: number;
   readonly #addedTokens: ReadonlyMap<number, { content: string }> | undefined;
   #lastSpecial = false;
+
+  // The text is kept as the streamed part (chunks, never read per token) and the not-yet-streamed part
+  // (short: the hold-back and what arrived since the last delta), so that no per-token step copies the
+  // whole text (a growing string that is searched or sliced is flattened by V8 every time).
+  readonly #streamed: string[] = [];
+  #streamedLength = 0;
+  #pending = "";
+  /** The last `#stopSearchUnits` UTF-16 units of the text, for the stop search. */
+  #tail = "";
 
   constructor(tokenizer: Tokenizer, options: DetokenizerOptions) {
     this.stop = normalizeStop(options.stop);
@@ -66,6 +74,7 @@ export class IncrementalDetokenizer {
       this.stop.length > 0 && !this.includeStopStrInOutput
         ? Math.max(...this.stop.map(codePointLength)) - 1
         : 0;
+    this.#stopSearchUnits = this.stop.length > 0 ? Math.max(...this.stop.map((s) => s.length)) : 0;
     const skipSpecialTokens = options.skipSpecialTokens ?? true;
     this.#stream = tokenizer.createDecodeStream(options.promptTokenIds, { skipSpecialTokens });
     // FastIncrementalDetokenizer: without spaces between special tokens, a run of added tokens is
@@ -76,6 +85,12 @@ export class IncrementalDetokenizer {
 
   get numOutputTokens(): number {
     return this.tokenIds.length;
+  }
+
+  /** All text so far (after stop-string truncation). */
+  get outputText(): string {
+    if (this.#streamed.length > 1) this.#streamed.splice(0, this.#streamed.length, this.#streamed.join(""));
+    return (this.#streamed[0] ?? "") + this.#pending;
   }
 
   #decodeNext(tokenId: number): string {
@@ -105,39 +120,56 @@ export class IncrementalDetokenizer {
       skippedStopTokenId = ids[ids.length - 1];
       ids = ids.slice(0, -1);
     }
-    let stopCheckOffset = this.outputText.length;
+    let added = "";
+    // Length of `added` before the text that is searched for stop strings.
+    let stopCheckOffset = 0;
     for (const tokenId of ids) {
       this.tokenIds.push(tokenId);
-      this.outputText += this.#decodeNext(tokenId);
+      added += this.#decodeNext(tokenId);
       // min_tokens (vllm#22014): text of the first min_tokens tokens is never searched.
-      if (this.minTokens && this.numOutputTokens <= this.minTokens) stopCheckOffset = this.outputText.length;
+      if (this.minTokens && this.numOutputTokens <= this.minTokens) stopCheckOffset = added.length;
     }
     if (skippedStopTokenId !== undefined) this.tokenIds.push(skippedStopTokenId);
     if (engineFinished) {
-      this.outputText += this.#stream.flush();
-      if (this.minTokens && this.numOutputTokens <= this.minTokens) stopCheckOffset = this.outputText.length;
+      added += this.#stream.flush();
+      if (this.minTokens && this.numOutputTokens <= this.minTokens) stopCheckOffset = added.length;
     }
-    if (this.stop.length === 0 || this.numOutputTokens <= this.minTokens) return null;
+    if (added === "") return null;
+    const tailBefore = this.#tail;
+    const lengthBefore = this.#streamedLength + this.#pending.length;
+    this.#pending += added;
+    if (this.stop.length === 0) return null;
+    this.#tail = (tailBefore + added).slice(-this.#stopSearchUnits);
+    if (this.numOutputTokens <= this.minTokens) return null;
+    // check_stop_strings over the old tail and the new text (the search never reaches further back).
+    const window = tailBefore + added;
     const match = checkStopStrings(
-      this.outputText,
-      this.outputText.length - stopCheckOffset,
+      window,
+      added.length - stopCheckOffset,
       this.stop,
       this.includeStopStrInOutput,
     );
     if (match === null) return null;
-    if (match.truncateTo !== -1) this.outputText = this.outputText.slice(0, match.truncateTo);
+    if (match.truncateTo !== -1) {
+      // Never before the streamed part: the hold-back kept any stop string's start unstreamed.
+      const at = lengthBefore - tailBefore.length + match.truncateTo;
+      this.#pending = this.#pending.slice(0, Math.max(0, at - this.#streamedLength));
+      this.#tail = "";
+    }
     return match.stop;
   }
 
   /** The text not streamed yet (get_next_output_text with delta=True); all of it once `finished`. */
   nextTextDelta(finished: boolean): string {
+    const pending = this.#pending;
+    if (pending === "") return "";
     const buffer = finished ? 0 : this.#stopBufferLength;
-    const length = buffer === 0 ? this.outputText.length : codePointsBack(this.outputText, buffer);
-    const last = this.#lastOutputTextOffset;
-    if (last < length) {
-      this.#lastOutputTextOffset = length;
-      return this.outputText.slice(last, length);
-    }
-    return "";
+    const cut = buffer === 0 ? pending.length : codePointsBack(pending, buffer);
+    if (cut === 0) return "";
+    const delta = pending.slice(0, cut);
+    this.#pending = pending.slice(cut);
+    this.#streamed.push(delta);
+    this.#streamedLength += delta.length;
+    return delta;
   }
 }

@@ -36,8 +36,9 @@ export interface ModelFiles {
   /** tokenizer.json as text (handed to the native tokenizer) and the parts of it the text layer reads. */
   tokenizerJsonText: string;
   addedTokens: AddedTokenEntry[];
-  /** tokenizer.json's `decoder` section (null when the tokenizer has none). */
+  /** tokenizer.json's `decoder` and `pre_tokenizer` sections (null when absent). */
   decoder: Record<string, unknown> | null;
+  preTokenizer: Record<string, unknown> | null;
   tokenizerConfig: Record<string, unknown>;
   specialTokens: SpecialTokensMap;
   /** `add_bos_token` / `add_eos_token` from tokenizer_config.json when set there. */
@@ -187,12 +188,14 @@ export function readModelFiles(directory: string): ModelFiles {
   const specialTokensMap = readJson(join(directory, "special_tokens_map.json"), false);
   if (specialTokensMap !== undefined) specialTokensOf(specialTokensMap, specialTokens);
   const bool = (v: unknown) => (typeof v === "boolean" ? v : undefined);
-  const decoder = tokenizerJson.decoder;
+  const section = (v: unknown) =>
+    v !== null && typeof v === "object" ? (v as Record<string, unknown>) : null;
   return {
     directory,
     tokenizerJsonText,
     addedTokens: addedTokensOf(tokenizerPath, tokenizerJson),
-    decoder: decoder !== null && typeof decoder === "object" ? (decoder as Record<string, unknown>) : null,
+    decoder: section(tokenizerJson.decoder),
+    preTokenizer: section(tokenizerJson.pre_tokenizer),
     tokenizerConfig,
     specialTokens,
     addBosToken: bool(tokenizerConfig.add_bos_token),

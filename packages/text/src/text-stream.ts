@@ -1,7 +1,7 @@
 // An EngineCoreOutputStream read as text. When a stop string finishes the request before the engine does,
 // the engine stream is ended at once, which aborts the request on the engine (vLLM's output processor
 // returns it in `reqs_to_abort` and AsyncLLM aborts it in EngineCore); nothing after it is read.
-import type { EngineCoreOutputStream } from "@vllm-engine-core/client";
+import type { EngineCoreOutput, EngineCoreOutputStream } from "@vllm-engine-core/client";
 import { type TextDelta, TextOutputProcessor, type TextRequest } from "./text-output.js";
 import type { Tokenizer } from "./tokenizer.js";
 
@@ -25,7 +25,7 @@ export class TextStream implements AsyncIterableIterator<TextDelta> {
   async next(): Promise<IteratorResult<TextDelta>> {
     if (this.#done) return { value: undefined, done: true };
     for (;;) {
-      let result: IteratorResult<unknown>;
+      let result: IteratorResult<EngineCoreOutput>;
       try {
         result = await this.#outputs.next();
       } catch (error) {
@@ -36,7 +36,7 @@ export class TextStream implements AsyncIterableIterator<TextDelta> {
         this.#done = true;
         return { value: undefined, done: true };
       }
-      const delta = this.processor.process(result.value as Parameters<TextOutputProcessor["process"]>[0]);
+      const delta = this.processor.process(result.value);
       if (delta === null) continue;
       if (delta.finished) {
         this.#done = true;

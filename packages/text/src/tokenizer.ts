@@ -69,6 +69,34 @@ function generationDefaultsOf(files: ModelFiles): GenerationDefaults {
   return out;
 }
 
+/** vLLM's `_get_leading_space_marker`: a Metaspace pre-tokenizer (alone or in a Sequence) and its marker. */
+function metaspaceMarker(preTokenizer: Record<string, unknown> | null): string | null {
+  if (preTokenizer === null) return null;
+  const replacement = (p: Record<string, unknown>) =>
+    typeof p.replacement === "string" ? p.replacement : "▁";
+  if (preTokenizer.type === "Metaspace") return replacement(preTokenizer);
+  if (preTokenizer.type === "Sequence" && Array.isArray(preTokenizer.pretokenizers)) {
+    const meta = (preTokenizer.pretokenizers as Record<string, unknown>[]).find(
+      (p) => p?.type === "Metaspace",
+    );
+    if (meta !== undefined) return replacement(meta);
+  }
+  return null;
+}
+
+/** vLLM's `_restore_leading_spaces`: one space per leading marker of the raw token that decode dropped. */
+function restoreLeadingSpaces(rawToken: string, text: string, marker: string): string {
+  let markers = 0;
+  for (const ch of rawToken) {
+    if (ch !== marker) break;
+    markers++;
+  }
+  if (markers === 0) return text;
+  const existing = text.length - text.replace(/^ +/, "").length;
+  const missing = markers - existing;
+  return missing > 0 ? " ".repeat(missing) + text : text;
+}
+
 export class Tokenizer {
   readonly directory: string;
   /** Named special tokens as transformers' `special_tokens_map` has them (also chat template variables). */
@@ -99,6 +127,8 @@ export class Tokenizer {
   readonly #decoder: { decode(tokens: string[]): string } | null;
   readonly #byteLevel: ByteLevelVocab | undefined;
   readonly #templates = new Map<string, CompiledChatTemplate>();
+  /** `_get_leading_space_marker`: the Metaspace replacement character, or null. */
+  readonly #spaceMarker: string | null;
 
   private constructor(files: ModelFiles, native: NativeTokenizer) {
     this.directory = files.directory;
@@ -132,6 +162,7 @@ export class Tokenizer {
     }
     this.#decoder = native.getDecoder();
     this.#byteLevel = isByteLevelDecoder(files.decoder) ? new ByteLevelVocab(this.#tokens) : undefined;
+    this.#spaceMarker = metaspaceMarker(files.preTokenizer);
   }
 
   /** Loads tokenizer.json, tokenizer_config.json, special_tokens_map.json and generation_config.json. */
@@ -188,6 +219,20 @@ export class Tokenizer {
 
   tokenToId(token: string): number | undefined {
     return this.#native.tokenToId(token) ?? undefined;
+  }
+
+  /**
+   * Each id decoded on its own, as vLLM shows tokens in logprobs (`convert_ids_list_to_tokens` in
+   * vllm/tokenizers/detokenizer_utils.py): `decode([id])`, with the leading spaces a Metaspace
+   * pre-tokenizer's marker stood for put back.
+   */
+  tokenStrings(ids: readonly number[]): string[] {
+    const marker = this.#spaceMarker;
+    return ids.map((id) => {
+      const text = this.decode([id]);
+      if (marker === null) return text;
+      return restoreLeadingSpaces(this.#tokens[id] ?? "", text, marker);
+    });
   }
 
   /** True when `id` is a special added token (dropped by `skipSpecialTokens`). */

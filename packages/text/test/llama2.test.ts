@@ -2,7 +2,9 @@
 // Metaspace-style decoder (Replace ▁, ByteFallback, Fuse, Strip of the first space) and byte-fallback tokens.
 // It takes the detokenizer's generic path: tokenizers' DecodeStream window over the library's own decoder.
 
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
+import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import type { EngineCoreOutput } from "@vllm-engine-core/client";
 import { FinishReason } from "@vllm-engine-core/client";
@@ -175,5 +177,21 @@ describe("Llama 2 tokenizer (generic decode path)", () => {
         { stop: [" three"] },
       ).join(""),
     ).toBe("one two");
+  });
+
+  it("shows tokens for logprobs as vLLM does: each decoded alone, Metaspace markers back as spaces", async () => {
+    const ids = await tok.encode("Paris is", { addSpecialTokens: false });
+    // No Metaspace pre-tokenizer in this tokenizer.json (its normalizer adds ▁): decode([id]) as is.
+    expect(tok.tokenStrings(ids)).toEqual(["Paris", "is"]);
+    const dir = mkdtempSync(join(tmpdir(), "vec-text-llama2-"));
+    try {
+      const json = JSON.parse(readFileSync(join(LLAMA2_DIR, "tokenizer.json"), "utf8"));
+      json.pre_tokenizer = { type: "Metaspace", replacement: "▁", prepend_scheme: "first", split: false };
+      writeFileSync(join(dir, "tokenizer.json"), JSON.stringify(json));
+      const meta = Tokenizer.fromDirectory(dir);
+      expect(meta.tokenStrings(ids)).toEqual([" Paris", " is"]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

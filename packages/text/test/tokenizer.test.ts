@@ -138,6 +138,13 @@ describe("encode and decode", () => {
     );
   });
 
+  it("shows tokens for logprobs as vLLM does (each id decoded alone)", async () => {
+    const tok = qwen3();
+    const ids = await tok.encode(" world 你", { addSpecialTokens: false });
+    expect(tok.tokenStrings(ids)).toEqual(ids.map((id) => tok.decode([id])));
+    expect(tok.tokenStrings([1_879])).toEqual([" world"]);
+  });
+
   it("round-trips the corpus", async () => {
     const tok = qwen3();
     for (const text of buildCorpus(2, 40)) {
