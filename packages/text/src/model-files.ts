@@ -36,6 +36,8 @@ export interface ModelFiles {
   /** tokenizer.json as text (handed to the native tokenizer) and the parts of it the text layer reads. */
   tokenizerJsonText: string;
   addedTokens: AddedTokenEntry[];
+  /** The largest token id of tokenizer.json (model vocabulary and added tokens), -1 if none. */
+  maxTokenId: number;
   /** tokenizer.json's `decoder` and `pre_tokenizer` sections (null when absent). */
   decoder: Record<string, unknown> | null;
   preTokenizer: Record<string, unknown> | null;
@@ -168,6 +170,18 @@ function generationConfigOf(
   };
 }
 
+/** The largest id in tokenizer.json: `model.vocab` is a token → id map (BPE, WordPiece) or a list (Unigram). */
+function maxIdOf(tokenizerJson: Record<string, unknown>, added: AddedTokenEntry[]): number {
+  let max = -1;
+  for (const t of added) if (t.id > max) max = t.id;
+  const vocab = (tokenizerJson.model as { vocab?: unknown } | undefined)?.vocab;
+  if (Array.isArray(vocab)) max = Math.max(max, vocab.length - 1);
+  else if (vocab !== null && typeof vocab === "object") {
+    for (const id of Object.values(vocab)) if (typeof id === "number" && id > max) max = id;
+  }
+  return max;
+}
+
 /** Reads and checks the model directory's tokenizer files. */
 export function readModelFiles(directory: string): ModelFiles {
   if (!existsSync(directory))
@@ -190,10 +204,12 @@ export function readModelFiles(directory: string): ModelFiles {
   const bool = (v: unknown) => (typeof v === "boolean" ? v : undefined);
   const section = (v: unknown) =>
     v !== null && typeof v === "object" ? (v as Record<string, unknown>) : null;
+  const addedTokens = addedTokensOf(tokenizerPath, tokenizerJson);
   return {
     directory,
     tokenizerJsonText,
-    addedTokens: addedTokensOf(tokenizerPath, tokenizerJson),
+    addedTokens,
+    maxTokenId: maxIdOf(tokenizerJson, addedTokens),
     decoder: section(tokenizerJson.decoder),
     preTokenizer: section(tokenizerJson.pre_tokenizer),
     tokenizerConfig,

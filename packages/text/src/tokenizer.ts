@@ -148,8 +148,7 @@ export class Tokenizer {
     this.generationEosTokenIds = Object.freeze(idList(files.generationConfig.eos_token_id));
     this.vocabSize = native.getVocabSize(true);
 
-    let maxId = -1;
-    for (const id of Object.values(native.getVocab(true))) if (id > maxId) maxId = id;
+    const maxId = files.maxTokenId;
     this.maxTokenId = maxId + 1;
     this.#tokens = new Array(maxId + 1);
     for (let id = 0; id <= maxId; id++) this.#tokens[id] = native.idToToken(id) ?? undefined;
