@@ -24,6 +24,7 @@ export {
   UnexpectedHandshakeMessageError,
   UtilityCallError,
   UtilityTimeoutError,
+  VllmEngineCoreError,
 } from "@vllm-engine-core/protocol";
 
 /** `next()` was called on an output stream while an earlier `next()` on it had not settled yet. */

@@ -106,6 +106,11 @@ export const MANIFEST_RULES: readonly { manifest: string; forbidden: readonly st
     why: "the configuration schema is loaded by the public client on the calling thread, and imported by the transport",
   },
   {
+    manifest: "packages/text/package.json",
+    forbidden: ["zeromq", "@vllm-engine-core/transport", "@vllm-engine-core/runtime"],
+    why: "the text layer is built on the public client API only (@vllm-engine-core/client)",
+  },
+  {
     manifest: "packages/protocol/package.json",
     forbidden: ["zeromq", "@vllm-engine-core/transport"],
     why: "the protocol package is a pure codec, loadable on any thread",

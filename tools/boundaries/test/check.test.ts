@@ -164,6 +164,24 @@ describe("checkRepository", () => {
     ]);
   });
 
+  it("catches the runtime, the transport or zeromq declared in the text package's package.json", () => {
+    const root = fixture({
+      ...CLEAN,
+      "packages/text/package.json": JSON.stringify({
+        name: "@vllm-engine-core/text",
+        dependencies: {
+          "@vllm-engine-core/client": "workspace:*",
+          "@vllm-engine-core/runtime": "workspace:*",
+        },
+        peerDependencies: { zeromq: "6.8.0" },
+      }),
+    });
+    expect(rules(checkRepository(root).violations)).toEqual([
+      "manifest packages/text/package.json dependencies @vllm-engine-core/runtime",
+      "manifest packages/text/package.json peerDependencies zeromq",
+    ]);
+  });
+
   it("does not look into build output or node_modules", () => {
     const root = fixture({
       ...CLEAN,

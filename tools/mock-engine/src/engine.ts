@@ -106,6 +106,7 @@ export class MockEngineCore implements UtilityHost {
       maxModelLen: this.readyResponse.maxModelLen,
       maxNumSeqs: this.readyResponse.maxNumSeqs,
       tokensPerStep: options.tokensPerStep,
+      echoPrompt: options.echoPrompt,
     });
   }
 
