@@ -8,6 +8,7 @@ import {
   mkdirSync,
   mkdtempSync,
   readdirSync,
+  readFileSync,
   realpathSync,
   rmSync,
   writeFileSync,
@@ -18,7 +19,30 @@ import { afterAll, beforeAll, expect, test } from "vitest";
 import { PACKAGE_DIR } from "./helpers.js";
 
 const ROOT = join(PACKAGE_DIR, "..", "..");
-const WORKSPACE_PACKAGES = ["packages/protocol", "packages/runtime", "packages/client", "packages/cli"];
+
+/**
+ * The CLI and every workspace package it depends on, transitively, through `dependencies` (derived from the
+ * manifests, so a new package below the client — say, the config schema — is packed without editing this list).
+ */
+function workspacePackages(): string[] {
+  const dirs = new Map<string, string>();
+  for (const name of readdirSync(join(ROOT, "packages"))) {
+    const manifest = join(ROOT, "packages", name, "package.json");
+    if (existsSync(manifest))
+      dirs.set(JSON.parse(readFileSync(manifest, "utf8")).name, join("packages", name));
+  }
+  const seen = new Set<string>();
+  const visit = (name: string): void => {
+    const dir = dirs.get(name);
+    if (dir === undefined || seen.has(dir)) return;
+    seen.add(dir);
+    const { dependencies = {} } = JSON.parse(readFileSync(join(ROOT, dir, "package.json"), "utf8"));
+    for (const dep of Object.keys(dependencies)) visit(dep);
+  };
+  visit("@vllm-engine-core/cli");
+  return [...seen];
+}
+const WORKSPACE_PACKAGES = workspacePackages();
 
 function pnpmEntry(): string {
   const fromScript = process.env.npm_execpath;
