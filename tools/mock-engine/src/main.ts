@@ -94,6 +94,8 @@ function main(): void {
     stepMs: options.stepMs,
     tokensPerStep: options.tokensPerStep,
     timestamps: options.timestamps,
+    vllmVersion: options.vllmVersion,
+    logStats: options.logStats,
     faults: options.faults,
   });
   for (const engine of engines.values()) void engine.start();
