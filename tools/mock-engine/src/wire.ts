@@ -17,13 +17,13 @@ import {
 import type { MockReadyResponse } from "./ready-response.js";
 import type { StepOutput } from "./scheduler.js";
 import { makePrefillStats } from "./stats.js";
-import { type DecodeRules, type MockVllmVersion, PIN_DECODE_RULES } from "./versions.js";
 import {
   type DecodedEngineCoreRequest,
   decodeEngineCoreRequest,
   PythonError,
   recoverRequestId,
 } from "./validation/index.js";
+import { type DecodeRules, type MockVllmVersion, PIN_DECODE_RULES } from "./versions.js";
 
 export const ENGINE_CORE_DEAD_FRAME: Uint8Array = ENGINE_CORE_DEAD;
 /** Fault switch payload: 0xc1 is the one byte msgpack never uses, so no decoder can accept this frame. */
@@ -52,7 +52,10 @@ export function decodeInit(payload: Uint8Array): InitAddresses {
 }
 
 /** The registration frame, in `version`'s dataclass (the response holds that version's keys only). */
-export function encodeRegistration(response: MockReadyResponse, version: MockVllmVersion = "main"): Uint8Array {
+export function encodeRegistration(
+  response: MockReadyResponse,
+  version: MockVllmVersion = "main",
+): Uint8Array {
   return encodeReadyResponse(response, { vllmVersion: version });
 }
 
@@ -183,7 +186,11 @@ export interface OutputEncoding {
   blockSize: number;
 }
 
-const PIN_ENCODING: OutputEncoding = { auxThreshold: DEFAULT_AUX_THRESHOLD, vllmVersion: "main", blockSize: 16 };
+const PIN_ENCODING: OutputEncoding = {
+  auxThreshold: DEFAULT_AUX_THRESHOLD,
+  vllmVersion: "main",
+  blockSize: 16,
+};
 
 /**
  * MsgpackEncoder's size_threshold: envs.VLLM_MSGPACK_ZERO_COPY_THRESHOLD (default 256, parsed with int()).

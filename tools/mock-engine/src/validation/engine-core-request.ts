@@ -3,6 +3,7 @@
 // EngineCoreProc.process_input_sockets, outside any try/except. The nested multimodal dataclasses
 // (vllm/multimodal/inputs.py MultiModalFeatureSpec, PlaceholderRange) have no __post_init__.
 import { decodeValue } from "@vllm-engine-core/protocol";
+import { type DecodeRules, PIN_DECODE_RULES } from "../versions.js";
 import { decodeLoRARequest } from "./lora-request.js";
 import {
   decodeArrayStruct,
@@ -21,7 +22,6 @@ import { decodePoolingParams } from "./pooling-params.js";
 import { PythonError } from "./python-errors.js";
 import { type DecodedSamplingParams, decodeSamplingParams } from "./sampling-params.js";
 import { decodeMmItem, decodeTensor } from "./serial-utils.js";
-import { type DecodeRules, PIN_DECODE_RULES } from "../versions.js";
 
 export interface DecodedEngineCoreRequest {
   request_id: string;

@@ -1,5 +1,7 @@
 // vllm/pooling_params.py PoolingParams and LateInteractionParams (array_like msgspec Structs); the task
 // is vllm/tasks.py's PoolingTask Literal. PoolingParams.__post_init__ runs on decode.
+
+import { type DecodeRules, PIN_DECODE_RULES } from "../versions.js";
 import {
   decodeArrayStruct,
   decodeBool,
@@ -12,7 +14,6 @@ import {
   nullable,
 } from "./msgspec.js";
 import { vllmValidationError } from "./python-errors.js";
-import { type DecodeRules, PIN_DECODE_RULES } from "../versions.js";
 import { decodeRequestOutputKind, postInit } from "./sampling-params.js";
 
 const POOLING_TASKS = [

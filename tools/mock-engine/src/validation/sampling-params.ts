@@ -3,6 +3,8 @@
 // __post_init__ as soon as that object is decoded. Values are snake_case, as on the wire. Where a
 // release's file differs (DecodeRules, ../versions.ts), the checks follow the version the mock plays.
 
+import { pyFloatRepr as f } from "../python-values.js";
+import { type DecodeRules, PIN_DECODE_RULES } from "../versions.js";
 import {
   decodeAny,
   decodeBool,
@@ -20,7 +22,6 @@ import {
   nullable,
 } from "./msgspec.js";
 import { PythonError, validationError, vllmValidationError } from "./python-errors.js";
-import { type DecodeRules, PIN_DECODE_RULES } from "../versions.js";
 
 const SAMPLING_EPS = 1e-5;
 const MAX_TEMP = 1e-2;
@@ -163,55 +164,55 @@ export function postInit(rules: DecodeRules, path: string, run: () => void): voi
 /** SamplingParams' declared fields in `rules.version` (a key the version lacks is skipped on decode). */
 function samplingFields(rules: DecodeRules): FieldSpec[] {
   const fields: FieldSpec[] = [
-  { name: "n", decode: int, default: () => 1n },
-  { name: "presence_penalty", decode: float, default: () => 0 },
-  { name: "frequency_penalty", decode: float, default: () => 0 },
-  { name: "repetition_penalty", decode: float, default: () => 1 },
-  { name: "temperature", decode: float, default: () => 1 },
-  { name: "top_p", decode: float, default: () => 1 },
-  { name: "top_k", decode: int, default: () => 0n },
-  { name: "min_p", decode: float, default: () => 0 },
-  { name: "seed", decode: nullable(int), default: () => null },
-  { name: "stop", decode: nullable(strOrStrList), default: () => null },
-  { name: "stop_token_ids", decode: nullable(ints), default: () => null },
-  { name: "ignore_eos", decode: bool, default: () => false },
-  { name: "max_tokens", decode: nullable(int), default: () => 16n },
-  { name: "min_tokens", decode: int, default: () => 0n },
-  { name: "logprobs", decode: nullable(int), default: () => null },
-  { name: "prompt_logprobs", decode: nullable(int), default: () => null },
-  { name: "logprob_token_ids", decode: nullable(ints), default: () => null },
-  { name: "flat_logprobs", decode: bool, default: () => false },
-  { name: "detokenize", decode: bool, default: () => true },
-  { name: "skip_special_tokens", decode: bool, default: () => true },
-  { name: "spaces_between_special_tokens", decode: bool, default: () => true },
-  { name: "include_stop_str_in_output", decode: bool, default: () => false },
-  { name: "output_kind", decode: decodeRequestOutputKind, default: () => 0 },
-  // 8040ef24 (#49754): declared at main only; older SamplingParams ignore the key.
-  ...(rules.streamInterval
-    ? [{ name: "stream_interval", decode: nullable(int), default: () => null }]
-    : []),
-  { name: "skip_clone", decode: bool, default: () => false },
-  { name: "output_text_buffer_length", decode: int, default: () => 0n },
-  { name: "_eos_token_id", decode: nullable(int), default: () => null },
-  { name: "_all_stop_token_ids", decode: (v, p) => new Set(ints(v, p)), default: () => new Set() },
-  {
-    name: "structured_outputs",
-    decode: nullable((v, p) => decodeStructuredOutputsParams(v, p, rules)),
-    default: () => null,
-  },
-  { name: "logit_bias", decode: nullable((v, p) => decodeDict(v, p, int, float)), default: () => null },
-  { name: "allowed_token_ids", decode: nullable(ints), default: () => null },
-  { name: "extra_args", decode: nullable(decodeStrAnyDict), default: () => null },
-  { name: "routed_experts_prompt_start", decode: int, default: () => 0n },
-  { name: "bad_words", decode: nullable(strs), default: () => null },
-  { name: "_bad_words_token_ids", decode: nullable((v, p) => decodeList(v, p, ints)), default: () => null },
-  { name: "skip_reading_prefix_cache", decode: nullable(bool), default: () => null },
-  { name: "thinking_token_budget", decode: nullable(int), default: () => null },
-  {
-    name: "repetition_detection",
-    decode: nullable((v, p) => decodeRepetitionDetectionParams(v, p, rules)),
-    default: () => null,
-  },
+    { name: "n", decode: int, default: () => 1n },
+    { name: "presence_penalty", decode: float, default: () => 0 },
+    { name: "frequency_penalty", decode: float, default: () => 0 },
+    { name: "repetition_penalty", decode: float, default: () => 1 },
+    { name: "temperature", decode: float, default: () => 1 },
+    { name: "top_p", decode: float, default: () => 1 },
+    { name: "top_k", decode: int, default: () => 0n },
+    { name: "min_p", decode: float, default: () => 0 },
+    { name: "seed", decode: nullable(int), default: () => null },
+    { name: "stop", decode: nullable(strOrStrList), default: () => null },
+    { name: "stop_token_ids", decode: nullable(ints), default: () => null },
+    { name: "ignore_eos", decode: bool, default: () => false },
+    { name: "max_tokens", decode: nullable(int), default: () => 16n },
+    { name: "min_tokens", decode: int, default: () => 0n },
+    { name: "logprobs", decode: nullable(int), default: () => null },
+    { name: "prompt_logprobs", decode: nullable(int), default: () => null },
+    { name: "logprob_token_ids", decode: nullable(ints), default: () => null },
+    { name: "flat_logprobs", decode: bool, default: () => false },
+    { name: "detokenize", decode: bool, default: () => true },
+    { name: "skip_special_tokens", decode: bool, default: () => true },
+    { name: "spaces_between_special_tokens", decode: bool, default: () => true },
+    { name: "include_stop_str_in_output", decode: bool, default: () => false },
+    { name: "output_kind", decode: decodeRequestOutputKind, default: () => 0 },
+    // 8040ef24 (#49754): declared at main only; older SamplingParams ignore the key.
+    ...(rules.streamInterval
+      ? [{ name: "stream_interval", decode: nullable(int), default: () => null }]
+      : []),
+    { name: "skip_clone", decode: bool, default: () => false },
+    { name: "output_text_buffer_length", decode: int, default: () => 0n },
+    { name: "_eos_token_id", decode: nullable(int), default: () => null },
+    { name: "_all_stop_token_ids", decode: (v, p) => new Set(ints(v, p)), default: () => new Set() },
+    {
+      name: "structured_outputs",
+      decode: nullable((v, p) => decodeStructuredOutputsParams(v, p, rules)),
+      default: () => null,
+    },
+    { name: "logit_bias", decode: nullable((v, p) => decodeDict(v, p, int, float)), default: () => null },
+    { name: "allowed_token_ids", decode: nullable(ints), default: () => null },
+    { name: "extra_args", decode: nullable(decodeStrAnyDict), default: () => null },
+    { name: "routed_experts_prompt_start", decode: int, default: () => 0n },
+    { name: "bad_words", decode: nullable(strs), default: () => null },
+    { name: "_bad_words_token_ids", decode: nullable((v, p) => decodeList(v, p, ints)), default: () => null },
+    { name: "skip_reading_prefix_cache", decode: nullable(bool), default: () => null },
+    { name: "thinking_token_budget", decode: nullable(int), default: () => null },
+    {
+      name: "repetition_detection",
+      decode: nullable((v, p) => decodeRepetitionDetectionParams(v, p, rules)),
+      default: () => null,
+    },
   ];
   return fields;
 }
@@ -259,21 +260,21 @@ function verifyArgs(self: Self, rules: DecodeRules): void {
       `n must be at most ${maxN}, got ${self.n}. To increase this limit, set the VLLM_MAX_N_SEQUENCES environment variable.`,
     );
   }
-  if (!(-2 <= pp && pp <= 2)) fail(`presence_penalty must be in [-2, 2], got ${pp}.`);
-  if (!(-2 <= fp && fp <= 2)) fail(`frequency_penalty must be in [-2, 2], got ${fp}.`);
+  if (!(-2 <= pp && pp <= 2)) fail(`presence_penalty must be in [-2, 2], got ${f(pp)}.`);
+  if (!(-2 <= fp && fp <= 2)) fail(`frequency_penalty must be in [-2, 2], got ${f(fp)}.`);
   // The finite checks and the upper temperature bound exist from v0.24 (ebb0a71a, #44965).
   if (rules.temperatureBounded && !Number.isFinite(rp))
-    fail(`repetition_penalty must be a finite number, got ${rp}.`);
-  if (rp <= 0) fail(`repetition_penalty must be greater than zero, got ${rp}.`);
+    fail(`repetition_penalty must be a finite number, got ${f(rp)}.`);
+  if (rp <= 0) fail(`repetition_penalty must be greater than zero, got ${f(rp)}.`);
   if (rules.temperatureBounded && !Number.isFinite(t))
-    fail(`temperature must be a finite number, got ${t}.`, "temperature", t);
-  if (t < 0) fail(`temperature must be non-negative, got ${t}.`, "temperature", t);
+    fail(`temperature must be a finite number, got ${f(t)}.`, "temperature", t);
+  if (t < 0) fail(`temperature must be non-negative, got ${f(t)}.`, "temperature", t);
   if (rules.temperatureBounded && t > 2)
-    fail(`temperature must be in [0, 2], got ${t}.`, "temperature", t);
+    fail(`temperature must be in [0, 2], got ${f(t)}.`, "temperature", t);
   if (!(0 < self.top_p && self.top_p <= 1))
-    fail(`top_p must be in (0, 1], got ${self.top_p}.`, "top_p", self.top_p);
+    fail(`top_p must be in (0, 1], got ${f(self.top_p)}.`, "top_p", self.top_p);
   if (self.top_k < -1n) fail(`top_k must be 0 (disable), or at least 1, got ${self.top_k}.`);
-  if (!(0 <= self.min_p && self.min_p <= 1)) fail(`min_p must be in [0, 1], got ${self.min_p}.`);
+  if (!(0 <= self.min_p && self.min_p <= 1)) fail(`min_p must be in [0, 1], got ${f(self.min_p)}.`);
   if (self.max_tokens !== null && self.max_tokens < 1n) {
     fail(`max_tokens must be at least 1, got ${self.max_tokens}.`, "max_tokens", self.max_tokens);
   }
