@@ -484,6 +484,7 @@ export class MockEngineCore implements UtilityHost {
           engineIndex: this.engineIndex,
           step: this.#steps,
           scheduled: result.scheduled,
+          ...(stats ? { schedulerStats: true } : {}),
         });
       }
       await this.#afterStepFaults();
