@@ -9,7 +9,12 @@ import {
   promptLogprobs,
   sampleLogprobs,
 } from "@vllm-engine-core/mock-engine";
-import { EngineDeadError, type Tensor, UtilityCallError, VllmEngineCoreError } from "@vllm-engine-core/protocol";
+import {
+  EngineDeadError,
+  type Tensor,
+  UtilityCallError,
+  VllmEngineCoreError,
+} from "@vllm-engine-core/protocol";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { REGISTRATION_FIELDS, registrationPresence } from "../scripts/info-table.js";
 import type { EngineCoreOutput } from "../src/index.js";
@@ -56,7 +61,9 @@ describe.each(VERSIONS)("against a vLLM %s engine", (version) => {
   it("connects: the version's registration decodes and every getter reports only what it sends", () => {
     const { client } = h();
     const registration = client.readyResponses[0]!;
-    expect(Object.keys(registration)).toHaveLength({ "0.22": 4, "0.23": 6, "0.24": 10, "0.25": 10, main: 18 }[version]);
+    expect(Object.keys(registration)).toHaveLength(
+      { "0.22": 4, "0.23": 6, "0.24": 10, "0.25": 10, main: 18 }[version],
+    );
     // The README's table (generated from the codec's field tables) says the same for every field.
     const presence = registrationPresence().rows;
     for (const field of REGISTRATION_FIELDS) {

@@ -48,7 +48,8 @@ export interface DecodeRules {
   /**
    * SamplingParams.__post_init__ calls validate_thinking_token_budget (v0.23+, 739af5c7 #43402): -1
    * becomes None, other negatives fail. v0.22.1's __post_init__ never looks at the field, so any int
-   * (-1, -5) is kept as sent and reaches the scheduler.
+   * (-1, -5) is kept as sent; its ThinkingBudgetState (v1/sample/thinking_budget_state.py
+   * _init_state_entry) then counts down from it, so -1 ends thinking at once instead of meaning unlimited.
    */
   readonly thinkingTokenBudgetChecked: boolean;
   /**
