@@ -1,6 +1,7 @@
 // The public client. It runs on the caller's thread and never touches a socket: every engine
 // interaction goes through the runtime host (@vllm-engine-core/runtime), whose dedicated worker
 // thread owns the ZeroMQ sockets, the request registry and the engine selection.
+import { type EngineCoreClientConfig, resolveConfig } from "@vllm-engine-core/config";
 import {
   ClientClosedError,
   DuplicateRequestIdError,
@@ -19,7 +20,6 @@ import {
   type RequestSink,
   type RuntimeConnection,
 } from "@vllm-engine-core/runtime";
-import { type EngineCoreClientConfig, resolveConfig } from "./config.js";
 import { sameValue } from "./consensus.js";
 import { EngineCoreOutputStream, type StreamController } from "./output-stream.js";
 import { buildRequest, type CallRequest } from "./request.js";
@@ -58,18 +58,11 @@ export class EngineCoreClient implements AsyncDisposable {
     config: EngineCoreClientConfig,
     options: { signal?: AbortSignal } = {},
   ): Promise<EngineCoreClient> {
+    // Validated and defaulted once, here on the calling thread; the runtime and the transport take the
+    // resolved form as it is.
     const resolved = resolveConfig(config);
     options.signal?.throwIfAborted();
-    const runtimeConfig = {
-      transport: resolved.transport,
-      clientIndex: resolved.clientIndex,
-      modelName: resolved.modelName,
-      ...(resolved.coordinator ? { coordinator: resolved.coordinator } : {}),
-    };
-    const connection = await openConnection(
-      runtimeConfig as Parameters<typeof openConnection>[0],
-      options.signal ? { signal: options.signal } : {},
-    );
+    const connection = await openConnection(resolved, options.signal ? { signal: options.signal } : {});
     return new EngineCoreClient(connection, resolved.clientIndex, resolved.modelName);
   }
 

@@ -1,6 +1,9 @@
 // Every error this package can throw. Errors that cross threads (engine, runtime, transport) are
 // defined once in @vllm-engine-core/protocol so that any thread can rebuild them; the client only
 // adds the errors it raises itself on the calling thread.
+
+// Raised by the one configuration schema (resolveConfig), which lives in @vllm-engine-core/config.
+export { InvalidConfigError } from "@vllm-engine-core/config";
 export {
   BindError,
   ClientClosedError,
@@ -21,19 +24,8 @@ export {
   UnexpectedHandshakeMessageError,
   UtilityCallError,
   UtilityTimeoutError,
+  VllmEngineCoreError,
 } from "@vllm-engine-core/protocol";
-
-/** The configuration given to `EngineCoreClient.connect` is invalid; nothing was started. */
-export class InvalidConfigError extends Error {
-  override readonly name = "InvalidConfigError";
-  readonly code = "INVALID_CONFIG";
-  constructor(
-    readonly field: string,
-    readonly detail: string,
-  ) {
-    super(`Invalid EngineCoreClient config at \`${field}\`: ${detail}. Fix the config and connect again.`);
-  }
-}
 
 /** `next()` was called on an output stream while an earlier `next()` on it had not settled yet. */
 export class ConcurrentReadError extends Error {

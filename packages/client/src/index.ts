@@ -1,3 +1,22 @@
+// The configuration schema (types, defaults, validation) has one home: @vllm-engine-core/config.
+export {
+  type BootstrappedTransport,
+  type CoordinatorConfig,
+  DEFAULT_ADVERTISED_HOST,
+  DEFAULT_CLIENT_INDEX,
+  DEFAULT_ENGINE_COUNT,
+  DEFAULT_ENGINE_START_INDEX,
+  DEFAULT_HEARTBEAT_INTERVAL_MS,
+  DEFAULT_HEARTBEAT_TIMEOUT_MS,
+  DEFAULT_READY_TIMEOUT_MS,
+  DEFAULT_SENTINEL_ATTRIBUTION_WINDOW_MS,
+  DEFAULT_VANISH_GRACE_MS,
+  type EngineCoreClientConfig,
+  type HandshakeOwnerTransport,
+  type HeartbeatConfig,
+  type TransportConfig,
+  type TransportTuning,
+} from "@vllm-engine-core/config";
 export {
   type EngineCoreOutput,
   type EngineCoreReadyResponse,
@@ -11,16 +30,6 @@ export {
 } from "@vllm-engine-core/protocol";
 export type { ConnectionDiagnostics } from "@vllm-engine-core/runtime";
 export { type ClientHandle, EngineCoreClient, type PauseMode, type UtilityCallOptions } from "./client.js";
-export {
-  type BootstrappedTransport,
-  type CoordinatorConfig,
-  DEFAULT_ADVERTISED_HOST,
-  DEFAULT_CLIENT_INDEX,
-  DEFAULT_ENGINE_COUNT,
-  DEFAULT_READY_TIMEOUT_MS,
-  type EngineCoreClientConfig,
-  type HandshakeOwnerTransport,
-} from "./config.js";
 export * from "./errors.js";
 export { EngineCoreOutputStream } from "./output-stream.js";
 export type { CallRequest } from "./request.js";

@@ -5,7 +5,14 @@ import { mainThreadSupervisor } from "./host/supervisor.js";
 
 mainThreadSupervisor();
 
-export type { CoordinatorConfig, RuntimeConnectConfig, TransportConfig } from "./config.js";
+// The configuration schema lives in @vllm-engine-core/config (the client, this package and the transport
+// share it); these are the names this package has always exported.
+export type {
+  CoordinatorConfig,
+  EngineCoreClientConfig as RuntimeConnectConfig,
+  ResolvedConfig,
+  TransportConfig,
+} from "@vllm-engine-core/config";
 export { attachConnection, openConnection } from "./host/api.js";
 export { abortedOutput } from "./host/connection.js";
 export type {

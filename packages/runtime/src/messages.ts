@@ -5,6 +5,7 @@
 //   parent port   (runtime worker ↔ the main-thread supervisor): load reports, retirement
 // Messages are tagged objects (`t`); calls carry an id that the reply echoes. Errors travel as
 // SerializedError (protocol's serializeError) and are rebuilt as typed classes on the receiving side.
+import type { ResolvedConfig } from "@vllm-engine-core/config";
 import {
   type EngineCoreOutput,
   type EngineCoreReadyResponse,
@@ -14,7 +15,6 @@ import {
   type SerializedError,
   type UtilityOutput,
 } from "@vllm-engine-core/protocol";
-import type { RuntimeConnectConfig } from "./config.js";
 import type { ConnectionDiagnostics } from "./types.js";
 
 export const HOST_CHANNEL = `vllm-engine-core:host:v${RUNTIME_PROTOCOL_VERSION}`;
@@ -65,7 +65,7 @@ export interface Hello {
 // Link: thread → runtime.
 
 export type CallBody =
-  | { t: "connect"; config: RuntimeConnectConfig }
+  | { t: "connect"; config: ResolvedConfig }
   | { t: "attach"; connectionId: string }
   | {
       t: "submit";

@@ -14,12 +14,6 @@
 import { describeIndices } from "./identity.js";
 import type { ConnectedEngine } from "./types.js";
 
-/** After a disconnect notification, wait this long before reporting, so the engine's last outputs drain. */
-export const VANISH_GRACE_MS = 50;
-
-/** How far apart a sentinel on a shared output socket and its sender's disconnect may be. */
-export const SENTINEL_ATTRIBUTION_WINDOW_MS = 5000;
-
 export const SENTINEL_REASON =
   "the engine sent ENGINE_CORE_DEAD (a fatal error inside the engine; see its log)";
 
@@ -29,7 +23,10 @@ export interface DeathAttributionOptions {
   isDead(engineIndex: number): boolean;
   /** Explains a disconnect without a sentinel (e.g. which heartbeat timeout applies). */
   vanishReason: string;
-  windowMs?: number;
+  /** How far apart a sentinel on a shared output socket and its sender's disconnect may be (`sentinelAttributionWindowMs`). */
+  windowMs: number;
+  /** After a disconnect notification, wait this long before reporting, so the engine's last outputs drain (`vanishGraceMs`). */
+  graceMs: number;
 }
 
 interface UnattributedSentinel {
@@ -48,7 +45,7 @@ export class DeathAttribution {
 
   constructor(options: DeathAttributionOptions) {
     this.#options = options;
-    this.#windowMs = options.windowMs ?? SENTINEL_ATTRIBUTION_WINDOW_MS;
+    this.#windowMs = options.windowMs;
   }
 
   /** The engine's input connection dropped. */
@@ -66,7 +63,7 @@ export class DeathAttribution {
     const timer = setTimeout(() => {
       this.#vanishing.delete(engine.index);
       this.#options.report(engine.index, this.#options.vanishReason);
-    }, VANISH_GRACE_MS);
+    }, this.#options.graceMs);
     this.#vanishing.set(engine.index, timer);
   }
 

@@ -34,8 +34,10 @@ export interface TransportParts {
   coordinator: CoordinatorRuntime | null;
   /** Whether the input ROUTER reports disconnects per identity (see liveness.ts). */
   detectsVanishedEngines: boolean;
+  /** 0 when heartbeats are off. */
   heartbeatTimeoutMs: number;
-  sentinelAttributionWindowMs?: number | undefined;
+  sentinelAttributionWindowMs: number;
+  vanishGraceMs: number;
 }
 
 export class ZmqEngineTransport implements EngineTransport {
@@ -73,9 +75,8 @@ export class ZmqEngineTransport implements EngineTransport {
       report: (engineIndex, reason) => this.#reportDead(engineIndex, reason),
       isDead: (engineIndex) => this.#deadReasons.has(engineIndex),
       vanishReason: `its connection closed without ENGINE_CORE_DEAD (process exited, was killed or crashed${heartbeat})`,
-      ...(parts.sentinelAttributionWindowMs === undefined
-        ? {}
-        : { windowMs: parts.sentinelAttributionWindowMs }),
+      windowMs: parts.sentinelAttributionWindowMs,
+      graceMs: parts.vanishGraceMs,
     });
     if (!parts.detectsVanishedEngines) {
       process.emitWarning(

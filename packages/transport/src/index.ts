@@ -1,16 +1,13 @@
 // internal; bundled into @vllm-engine-core/runtime. Only the runtime worker may call connectTransport.
 export { connectTransport } from "./connect.js";
-export { SENTINEL_ATTRIBUTION_WINDOW_MS, VANISH_GRACE_MS } from "./death-attribution.js";
-export { InvalidTransportConfigError, TransportUsageError } from "./errors.js";
-export { DEFAULT_HEARTBEAT_INTERVAL_MS, DEFAULT_HEARTBEAT_TIMEOUT_MS } from "./liveness.js";
+// Its configuration (types, defaults, validation) is @vllm-engine-core/config's: connectTransport takes the
+// ResolvedConfig that resolveConfig returned on the calling thread.
+export { TransportUsageError } from "./errors.js";
 export type {
   ConnectedEngine,
   ConnectOptions,
-  CoordinatorConfig,
   CoordinatorLink,
   CoordinatorState,
   EngineTransport,
-  HeartbeatOptions,
   OutputSink,
-  TransportConfig,
 } from "./types.js";

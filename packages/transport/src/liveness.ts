@@ -2,14 +2,11 @@
 // on a disconnect libzmq queues [identity, <empty frame>] on the ROUTER. Engines never send anything on the
 // input socket after their registration, so any empty frame afterwards is such a notification.
 // ZMTP heartbeats on the same socket turn a frozen process or a silent network partition into a disconnect.
+import type { ResolvedHeartbeat } from "@vllm-engine-core/config";
 import * as zmq from "zeromq";
-import type { HeartbeatOptions } from "./types.js";
 
 const ZMQ_ROUTER_NOTIFY = 97;
 const ZMQ_NOTIFY_DISCONNECT = 2;
-
-export const DEFAULT_HEARTBEAT_INTERVAL_MS = 1000;
-export const DEFAULT_HEARTBEAT_TIMEOUT_MS = 5000;
 
 /**
  * Enables per-identity disconnect notifications on a ROUTER; must run before bind (libzmq copies options into
@@ -30,14 +27,14 @@ export function enableDisconnectNotify(socket: zmq.Router): boolean {
   }
 }
 
-export function heartbeatSocketOptions(options: HeartbeatOptions | undefined): {
+/** zeromq.js socket options for the configured heartbeat (interval 0: off, and no timeout either). */
+export function heartbeatSocketOptions(heartbeat: ResolvedHeartbeat): {
   heartbeatInterval: number;
   heartbeatTimeout: number;
 } {
-  const interval = options?.intervalMs ?? DEFAULT_HEARTBEAT_INTERVAL_MS;
   return {
-    heartbeatInterval: interval,
-    heartbeatTimeout: interval > 0 ? (options?.timeoutMs ?? DEFAULT_HEARTBEAT_TIMEOUT_MS) : 0,
+    heartbeatInterval: heartbeat.intervalMs,
+    heartbeatTimeout: heartbeat.intervalMs > 0 ? heartbeat.timeoutMs : 0,
   };
 }
 

@@ -1,36 +1,5 @@
 import type { EngineCoreOutputs, EngineCoreReadyResponse, ProtocolError } from "@vllm-engine-core/protocol";
 
-/** How the transport meets its engines (spec §3.4 / §3.5). */
-export type TransportConfig =
-  | {
-      /** This frontend binds the handshake ROUTER and runs HELLO → INIT → READY → registration itself. */
-      mode: "handshake-owner";
-      handshakeAddress: string;
-      /** Host used for the default `tcp://<host>:0` input/output binds. Default 127.0.0.1. */
-      advertisedHost?: string;
-      /** Number of engines that must complete the handshake. Default 1. */
-      engineCount?: number;
-      /** Bound on every single receive of the startup sequence (not a total budget). Default 30 000 ms. */
-      readyTimeoutMs?: number;
-      localInputAddress?: string;
-      localOutputAddress?: string;
-    }
-  | {
-      /** A supervisor already ran the handshake; bind the given addresses and wait for registrations. */
-      mode: "bootstrapped";
-      inputAddress: string;
-      outputAddress: string;
-      /** Engine index of the first expected engine. Default 0. */
-      engineStartIndex?: number;
-      /** Default 1. */
-      engineCount?: number;
-      /** Default 30 000 ms. */
-      readyTimeoutMs?: number;
-    };
-
-/** Data-parallel wave coordinator (spec §8.4). */
-export type CoordinatorConfig = { mode: "inproc" } | { mode: "external"; address: string };
-
 export interface ConnectedEngine {
   /** Engine index (data-parallel rank) decoded from the identity. */
   index: number;
@@ -99,26 +68,7 @@ export interface EngineTransport {
   close(): Promise<void>;
 }
 
-/** ZMTP heartbeats on the input ROUTER; they turn a frozen or unreachable engine into a disconnect. */
-export interface HeartbeatOptions {
-  /** Interval between PINGs. Default 1000 ms; 0 disables heartbeats. */
-  intervalMs?: number;
-  /** A connection without any traffic (PONG included) for this long is dropped. Default 5000 ms. */
-  timeoutMs?: number;
-}
-
 export interface ConnectOptions {
+  /** Aborting it at any stage closes every socket opened so far and rejects with its reason. */
   signal?: AbortSignal;
-  /**
-   * The frontend's client index (default 0). Engines push its outputs to INIT's `outputs[clientIndex]`; a
-   * handshake owner's INIT lists only itself, so it must be 0 there.
-   */
-  clientIndex?: number;
-  coordinator?: CoordinatorConfig;
-  heartbeat?: HeartbeatOptions;
-  /**
-   * How long a sentinel on an output socket several engines share waits for its sender's disconnect before
-   * every engine on that socket is reported dead. Default SENTINEL_ATTRIBUTION_WINDOW_MS (5000).
-   */
-  sentinelAttributionWindowMs?: number;
 }

@@ -291,8 +291,9 @@ describe("external coordinator", () => {
         coordinator: { mode: "external", address: ipc.address("coord") },
       }),
     ).rejects.toMatchObject({
-      name: "InvalidTransportConfigError",
-      message: expect.stringContaining("only supported in bootstrapped mode"),
+      // Validated by the one schema (resolveConfig) before the transport is called; see startup-errors.test.ts.
+      name: "InvalidConfigError",
+      message: expect.stringContaining("only supported with the bootstrapped transport"),
     });
   });
 });

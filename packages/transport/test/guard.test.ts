@@ -1,3 +1,4 @@
+import { resolveConfig } from "@vllm-engine-core/config";
 import { RUNTIME_WORKER_MARKER, TransportOutsideRuntimeError } from "@vllm-engine-core/protocol";
 import { afterAll, describe, expect, it } from "vitest";
 import { connectTransport } from "../src/index.ts";
@@ -13,9 +14,9 @@ afterAll(() => ipc.remove());
 describe("the runtime-worker tripwire", () => {
   it("rejects on a thread that is not a worker (this test's thread)", async () => {
     const handshakeAddress = await freeTcpAddress();
-    const error = await connectTransport({ mode: "handshake-owner", handshakeAddress }).catch(
-      (e: unknown) => e,
-    );
+    const error = await connectTransport(
+      resolveConfig({ transport: { mode: "handshake-owner", handshakeAddress } }),
+    ).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(TransportOutsideRuntimeError);
     expect(error).toMatchObject({ code: "TRANSPORT_OUTSIDE_RUNTIME" });
     await assertBindable([handshakeAddress]); // nothing was bound

@@ -423,8 +423,10 @@ describe("bind failures", () => {
     await assertBindable([config.localInputAddress, config.localOutputAddress]);
   });
 
-  // InvalidTransportConfigError is transport-local (not registered in the protocol package), so across the
-  // thread boundary it keeps its name and message only.
+  // The transport no longer validates: the one schema (@vllm-engine-core/config resolveConfig) does, on the
+  // thread that connects, before the transport is called (the test worker resolves like the runtime's host).
+  // InvalidConfigError is not registered in the protocol package, so across the thread boundary it keeps its
+  // name and message only.
   it("rejects an invalid configuration before opening any socket", async () => {
     const w = worker();
     await expect(
@@ -438,22 +440,22 @@ describe("bind failures", () => {
         },
       }),
     ).rejects.toMatchObject({
-      name: "InvalidTransportConfigError",
-      message: expect.stringContaining("engineStartIndex: engines 65535…65536 do not fit"),
+      name: "InvalidConfigError",
+      message: expect.stringContaining("`transport.engineCount`: engine indices 65535..65536 do not fit"),
     });
     await expect(w.connect({ config: ownerConfig(), clientIndex: 1 })).rejects.toMatchObject({
-      name: "InvalidTransportConfigError",
-      message: expect.stringContaining("clientIndex: must be 0 in handshake-owner mode (got 1)"),
+      name: "InvalidConfigError",
+      message: expect.stringContaining("`clientIndex`: must be 0 with the handshake-owner transport (got 1)"),
     });
     await expect(w.connect({ config: { ...ownerConfig(), engineCount: 0 } })).rejects.toMatchObject({
-      name: "InvalidTransportConfigError",
-      message: expect.stringContaining("engineCount: must be an integer >= 1, got 0"),
+      name: "InvalidConfigError",
+      message: expect.stringContaining("`transport.engineCount`: expected an integer in [1, 65536], got 0"),
     });
     await expect(
       w.connect({ config: { ...ownerConfig(), handshakeAddress: "http://x" } }),
     ).rejects.toMatchObject({
-      name: "InvalidTransportConfigError",
-      message: expect.stringContaining("handshakeAddress: must be a tcp:// or ipc:// address"),
+      name: "InvalidConfigError",
+      message: expect.stringContaining("`transport.handshakeAddress`: expected a ZeroMQ endpoint"),
     });
   });
 });

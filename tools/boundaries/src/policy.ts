@@ -53,6 +53,10 @@ export const IMPORT_RULES: readonly ImportRule[] = [
         why: "test-only rogue engine: plays a misbehaving engine in its own child process",
       },
       {
+        path: "tools/reliability/test/fixtures/raw-frontend.ts",
+        why: "test-only raw frontend: hands the mock engine requests the client's validation would refuse, so the engine judges every case",
+      },
+      {
         path: "packages/runtime/test/fixtures/thread.mjs",
         why: "test-only positive control: proves the isolation probe sees zeromq once a thread loads it",
       },
@@ -90,6 +94,21 @@ export const MANIFEST_RULES: readonly { manifest: string; forbidden: readonly st
     manifest: "packages/client/package.json",
     forbidden: ["zeromq", "@vllm-engine-core/transport"],
     why: "the public client never loads ZeroMQ or the transport, not even transitively by declaration",
+  },
+  {
+    manifest: "packages/cli/package.json",
+    forbidden: ["@vllm-engine-core/transport", "@vllm-engine-core/runtime"],
+    why: "the command line is built only on the public client (zeromq is its dependency for the bundled mock engine's child process)",
+  },
+  {
+    manifest: "packages/config/package.json",
+    forbidden: ["zeromq", "@vllm-engine-core/transport"],
+    why: "the configuration schema is loaded by the public client on the calling thread, and imported by the transport",
+  },
+  {
+    manifest: "packages/text/package.json",
+    forbidden: ["zeromq", "@vllm-engine-core/transport", "@vllm-engine-core/runtime"],
+    why: "the text layer is built on the public client API only (@vllm-engine-core/client)",
   },
   {
     manifest: "packages/protocol/package.json",

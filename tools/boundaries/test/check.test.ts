@@ -131,6 +131,57 @@ describe("checkRepository", () => {
     ]);
   });
 
+  it("catches the runtime or the transport declared in the CLI's package.json", () => {
+    const root = fixture({
+      ...CLEAN,
+      "packages/cli/package.json": JSON.stringify({
+        name: "@vllm-engine-core/cli",
+        dependencies: {
+          "@vllm-engine-core/client": "workspace:*",
+          "@vllm-engine-core/runtime": "workspace:*",
+        },
+        devDependencies: { "@vllm-engine-core/transport": "workspace:*" },
+      }),
+    });
+    expect(rules(checkRepository(root).violations)).toEqual([
+      "manifest packages/cli/package.json dependencies @vllm-engine-core/runtime",
+      "manifest packages/cli/package.json devDependencies @vllm-engine-core/transport",
+    ]);
+  });
+
+  it("catches zeromq or the transport declared in the config schema's package.json (the client loads it)", () => {
+    const root = fixture({
+      ...CLEAN,
+      "packages/config/package.json": JSON.stringify({
+        name: "@vllm-engine-core/config",
+        dependencies: { "@vllm-engine-core/transport": "workspace:*" },
+        peerDependencies: { zeromq: "6.8.0" },
+      }),
+    });
+    expect(rules(checkRepository(root).violations)).toEqual([
+      "manifest packages/config/package.json dependencies @vllm-engine-core/transport",
+      "manifest packages/config/package.json peerDependencies zeromq",
+    ]);
+  });
+
+  it("catches the runtime, the transport or zeromq declared in the text package's package.json", () => {
+    const root = fixture({
+      ...CLEAN,
+      "packages/text/package.json": JSON.stringify({
+        name: "@vllm-engine-core/text",
+        dependencies: {
+          "@vllm-engine-core/client": "workspace:*",
+          "@vllm-engine-core/runtime": "workspace:*",
+        },
+        peerDependencies: { zeromq: "6.8.0" },
+      }),
+    });
+    expect(rules(checkRepository(root).violations)).toEqual([
+      "manifest packages/text/package.json dependencies @vllm-engine-core/runtime",
+      "manifest packages/text/package.json peerDependencies zeromq",
+    ]);
+  });
+
   it("does not look into build output or node_modules", () => {
     const root = fixture({
       ...CLEAN,

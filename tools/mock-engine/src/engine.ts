@@ -121,6 +121,7 @@ export class MockEngineCore implements UtilityHost {
       maxModelLen: this.config.maxModelLen,
       maxNumSeqs: this.config.maxNumSeqs,
       tokensPerStep: options.tokensPerStep,
+      echoPrompt: options.echoPrompt,
     });
   }
 

@@ -27,4 +27,4 @@ export {
   type ReadyResponseOverrides,
   toArgv,
 } from "./options.js";
-export { expectedTokens, MOCK_VOCAB_SIZE } from "./tokens.js";
+export { echoedTokens, expectedTokens, MOCK_VOCAB_SIZE } from "./tokens.js";

@@ -93,6 +93,7 @@ function main(): void {
     engineIndices: options.engineIndices,
     stepMs: options.stepMs,
     tokensPerStep: options.tokensPerStep,
+    echoPrompt: options.echoPrompt,
     timestamps: options.timestamps,
     vllmVersion: options.vllmVersion,
     logStats: options.logStats,

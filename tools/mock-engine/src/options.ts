@@ -45,6 +45,8 @@ export interface MockEngineOptions {
   engineIndices?: number[];
   stepMs?: number;
   tokensPerStep?: number;
+  /** Generate the prompt's own tokens back, in order and cycling (text checkable exactly); default false. */
+  echoPrompt?: boolean;
   timestamps?: "monotonic" | "wall";
   faults?: MockEngineFaults;
   readyResponse?: ReadyResponseOverrides;
@@ -75,6 +77,7 @@ export interface ResolvedOptions {
   engineIndices: number[];
   stepMs: number;
   tokensPerStep: number;
+  echoPrompt: boolean;
   timestamps: "monotonic" | "wall";
   faults: MockEngineFaults;
   readyResponse: ReadyResponseOverrides;
@@ -197,6 +200,7 @@ export function resolveOptions(options: MockEngineOptions): ResolvedOptions {
     engineIndices: [...engineIndices],
     stepMs: nonNegativeInt(options.stepMs, "stepMs", 5),
     tokensPerStep,
+    echoPrompt: options.echoPrompt ?? false,
     timestamps,
     faults: { ...faults },
     readyResponse: { ...(options.readyResponse ?? {}) },
@@ -215,6 +219,7 @@ const FLAGS = {
   engines: { type: "string", help: "comma-separated engine indices hosted by this process (default 0)" },
   "step-ms": { type: "string", help: "engine step period in ms (default 5; 0 = as fast as possible)" },
   "tokens-per-step": { type: "string", help: "tokens generated per request per step (default 1)" },
+  "echo-prompt": { type: "boolean", help: "generate the prompt's tokens back, in order, cycling" },
   timestamps: { type: "string", help: "monotonic | wall (wall = epoch seconds at send, for latency)" },
   "crash-after-steps": { type: "string", help: "fault: SIGKILL the process after N steps of an engine" },
   "dead-sentinel-after-steps": {
@@ -308,6 +313,7 @@ export function parseArgv(argv: readonly string[]): MockEngineOptions | "help" {
   if (stepMs !== undefined) options.stepMs = stepMs;
   const tokensPerStep = intFlag(v, "tokens-per-step");
   if (tokensPerStep !== undefined) options.tokensPerStep = tokensPerStep;
+  if (v["echo-prompt"]) options.echoPrompt = true;
   if (v.timestamps !== undefined) options.timestamps = v.timestamps as "monotonic" | "wall";
   const faults: MockEngineFaults = {};
   const intFaults = [
@@ -366,6 +372,7 @@ export function toArgv(options: MockEngineOptions): string[] {
   if (options.engineIndices) push("engines", options.engineIndices.join(","));
   push("step-ms", options.stepMs);
   push("tokens-per-step", options.tokensPerStep);
+  if (options.echoPrompt) argv.push("--echo-prompt");
   push("timestamps", options.timestamps);
   const f = options.faults ?? {};
   push("crash-after-steps", f.crashAfterSteps);

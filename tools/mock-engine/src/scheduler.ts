@@ -9,7 +9,7 @@ import {
   resolveNumLogprobs,
   sampleLogprobs,
 } from "./logprobs.js";
-import { TokenStream } from "./tokens.js";
+import { EchoTokenStream, TokenStream } from "./tokens.js";
 
 export const FINISH_STOP = 0;
 export const FINISH_LENGTH = 1;
@@ -33,7 +33,7 @@ export interface SchedRequestSpec {
 }
 
 interface SchedRequest extends SchedRequestSpec {
-  stream: TokenStream;
+  stream: { next(): number };
   numOutputTokens: number;
 }
 
@@ -72,7 +72,14 @@ export class MockScheduler {
   /** Requests admitted by the last schedule() and their prompt tokens (prefix-cache queries). */
   #admitted = { requests: 0, tokens: 0 };
 
-  constructor(private readonly limits: { maxModelLen: number; maxNumSeqs: number; tokensPerStep: number }) {}
+  constructor(
+    private readonly limits: {
+      maxModelLen: number;
+      maxNumSeqs: number;
+      tokensPerStep: number;
+      echoPrompt?: boolean;
+    },
+  ) {}
 
   get pauseState(): PauseState {
     return this.#pause;
@@ -121,7 +128,9 @@ export class MockScheduler {
     this.#running.delete(spec.requestId);
     this.#waiting.set(spec.requestId, {
       ...spec,
-      stream: new TokenStream(spec.requestId, spec.promptTokenIds),
+      stream: this.limits.echoPrompt
+        ? new EchoTokenStream(spec.promptTokenIds)
+        : new TokenStream(spec.requestId, spec.promptTokenIds),
       numOutputTokens: 0,
     });
   }

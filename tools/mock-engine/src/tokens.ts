@@ -54,3 +54,23 @@ export function expectedTokens(
   for (let i = 0; i < count; i++) out.push(stream.next());
   return out;
 }
+
+/** `--echo-prompt`: the k-th generated token is prompt token k (cycling), so the streamed text is the prompt's. */
+export class EchoTokenStream {
+  readonly #prompt: readonly number[];
+  #next = 0;
+  constructor(promptTokenIds: readonly number[]) {
+    this.#prompt = [...promptTokenIds];
+  }
+  next(): number {
+    const token = this.#prompt[this.#next % this.#prompt.length]!;
+    this.#next++;
+    return token;
+  }
+}
+
+/** The first `count` tokens an `--echo-prompt` engine generates for this prompt (before stop/length rules). */
+export function echoedTokens(promptTokenIds: readonly number[], count: number): number[] {
+  const stream = new EchoTokenStream(promptTokenIds);
+  return Array.from({ length: count }, () => stream.next());
+}

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import {
+  echoedTokens,
   expectedTokens,
   MOCK_VOCAB_SIZE,
   type MockEngineOptions,
@@ -31,6 +32,7 @@ describe("options", () => {
       engineIndices: [2, 5],
       stepMs: 0,
       tokensPerStep: 4,
+      echoPrompt: true,
       timestamps: "wall",
       faults: {
         crashAfterSteps: 1,
@@ -146,6 +148,22 @@ describe("MockScheduler", () => {
     const r2 = s.complete(second);
     expect(r2.finished.map((f) => f.requestId)).toEqual(["b", "c"]);
     expect(s.hasWork()).toBe(false);
+  });
+
+  it("echo mode generates the prompt's tokens back, cycling, and still applies the stop rules", () => {
+    const s = new MockScheduler({ maxModelLen: 100, maxNumSeqs: 8, tokensPerStep: 2, echoPrompt: true });
+    s.add({ ...spec("e", 5), promptTokenIds: [7, 8, 9] });
+    const tokens: number[] = [];
+    while (s.hasWork()) {
+      const r = s.complete(s.schedule());
+      for (const outputs of r.byClient.values()) for (const o of outputs) tokens.push(...o.newTokenIds);
+    }
+    expect(tokens).toEqual([7, 8, 9, 7, 8]);
+    expect(echoedTokens([7, 8, 9], 5)).toEqual(tokens);
+    const stop = new MockScheduler({ maxModelLen: 100, maxNumSeqs: 8, tokensPerStep: 4, echoPrompt: true });
+    stop.add({ ...spec("f", 9), promptTokenIds: [1, 2, 3], eosTokenId: 2 });
+    const r = stop.complete(stop.schedule());
+    expect(r.finished.map((f) => [f.requestId, f.finishReason, f.tokens])).toEqual([["f", 0, 2]]);
   });
 
   it("aborts between schedule and complete drop the request's output", () => {

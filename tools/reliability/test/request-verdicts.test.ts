@@ -27,7 +27,7 @@ import {
 } from "@vllm-engine-core/protocol";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { Pull, Router } from "zeromq";
+import { RawFrontend } from "./fixtures/raw-frontend.js";
 
 // ---- the engine side: one mock process hosting several engines, judged over raw sockets ------------
 
@@ -35,41 +35,19 @@ const ENGINES = 32;
 
 class Judge {
   #process: MockEngineProcess | undefined;
-  #input: Router | undefined;
-  #output: Pull | undefined;
+  #frontend: RawFrontend | undefined;
   #paths: string[] = [];
   /** Engines still alive (an accepted pooling request is fatal: the mock model supports no pooling task). */
   #live: number[] = [];
-  #registered = new Set<number>();
   restarts = 0;
 
   async start(): Promise<void> {
     this.#paths = ["in", "out"].map((t) =>
       join(tmpdir(), `vec-verdict-${t}-${randomUUID().slice(0, 8)}.sock`),
     );
-    this.#input = new Router({ linger: 0 });
-    await this.#input.bind(`ipc://${this.#paths[0]}`);
-    this.#output = new Pull({ linger: 0 });
-    await this.#output.bind(`ipc://${this.#paths[1]}`);
-    this.#registered.clear();
-    const input = this.#input;
-    void (async () => {
-      try {
-        for await (const [identity] of input) this.#registered.add(identity!.readUInt16LE(0));
-      } catch {
-        // closed
-      }
-    })();
-    const output = this.#output;
-    void (async () => {
-      try {
-        for await (const _ of output) {
-          // outputs and ENGINE_CORE_DEAD sentinels are not judged here
-        }
-      } catch {
-        // closed
-      }
-    })();
+    const frontend = new RawFrontend();
+    this.#frontend = frontend;
+    await frontend.bind(`ipc://${this.#paths[0]}`, `ipc://${this.#paths[1]}`);
     const engineIndices = Array.from({ length: ENGINES }, (_, i) => i);
     this.#process = await startMockEngine({
       mode: "bootstrapped",
@@ -80,7 +58,7 @@ class Judge {
       surviveBadRequests: true,
     });
     const deadline = Date.now() + 20_000;
-    while (this.#registered.size < ENGINES) {
+    while (frontend.registered.size < ENGINES) {
       if (Date.now() > deadline) throw new Error("mock engines did not register");
       await new Promise((r) => setTimeout(r, 10));
     }
@@ -89,8 +67,7 @@ class Judge {
 
   async stop(): Promise<void> {
     await this.#process?.stop();
-    this.#input?.close();
-    this.#output?.close();
+    this.#frontend?.close();
     for (const path of this.#paths) rmSync(path, { force: true });
   }
 
@@ -106,7 +83,7 @@ class Judge {
       this.restarts++;
     }
     const engine = this.#live[0]!;
-    await this.#input!.send([engineIdentity(engine), ...frames]);
+    await this.#frontend!.send(engineIdentity(engine), frames);
     const event = await this.#process!.waitForEvent(
       (e) => e.requestId === requestId && (e.event === "add" || e.event === "rejected"),
       10_000,
@@ -118,7 +95,7 @@ class Judge {
       );
       this.#live.shift();
     } else {
-      await this.#input!.send([engineIdentity(engine), ...encodeAbortRequest([requestId])]);
+      await this.#frontend!.send(engineIdentity(engine), encodeAbortRequest([requestId]));
     }
     return { accepted: true };
   }

@@ -1,11 +1,11 @@
 // openConnection / attachConnection: the host API any thread calls. Nothing here touches a socket: the
 // connect itself (binds, handshakes, registrations) and every loop run on the runtime worker.
+import { type EngineCoreClientConfig, type ResolvedConfig, resolveConfig } from "@vllm-engine-core/config";
 import {
   ClientClosedError,
   deserializeError,
   InvalidConnectionHandleError,
 } from "@vllm-engine-core/protocol";
-import type { RuntimeConnectConfig } from "../config.js";
 import type { AttachResult } from "../messages.js";
 import { CANCEL_CONFIRM_TIMEOUT_MS, RETIRING_RETRIES } from "../timing.js";
 import type { ConnectionHandle, RuntimeConnection } from "../types.js";
@@ -22,16 +22,19 @@ const connections = new Map<string, ThreadConnection>();
  * at any stage closes everything opened so far on the runtime and rejects with the signal's reason.
  */
 export async function openConnection(
-  config: RuntimeConnectConfig,
+  config: EngineCoreClientConfig | ResolvedConfig,
   options: { signal?: AbortSignal } = {},
 ): Promise<RuntimeConnection> {
+  // The one validation, on the calling thread; a config EngineCoreClient.connect already resolved is
+  // taken as it is. The runtime thread and the transport never validate again.
+  const resolved = resolveConfig(config);
   const { signal } = options;
   signal?.throwIfAborted();
   for (let attempt = 0; ; attempt++) {
     const gen = await ensureRuntime(signal);
     try {
       const link = await untilAborted(linkTo(gen), signal);
-      return await connectOn(link, config, signal);
+      return await connectOn(link, resolved, signal);
     } catch (error) {
       // The runtime retired between our rendezvous and our call: ask the host for a fresh one.
       if (isRetiring(error) && attempt < RETIRING_RETRIES) continue;
@@ -71,7 +74,7 @@ export async function attachConnection(handle: ConnectionHandle): Promise<Runtim
 
 async function connectOn(
   link: RuntimeLink,
-  config: RuntimeConnectConfig,
+  config: ResolvedConfig,
   signal: AbortSignal | undefined,
 ): Promise<RuntimeConnection> {
   signal?.throwIfAborted();

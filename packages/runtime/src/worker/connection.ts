@@ -1,5 +1,6 @@
 // One connection on the runtime thread: the request registry (request id → owner thread, engine), engine
 // selection, utility calls, health, and the per-thread routing of engine outputs.
+import type { ResolvedConfig } from "@vllm-engine-core/config";
 import {
   ClientClosedError,
   DuplicateRequestIdError,
@@ -17,7 +18,6 @@ import {
   type UtilityOutput,
   UtilityTimeoutError,
 } from "@vllm-engine-core/protocol";
-import type { RuntimeConnectConfig } from "../config.js";
 import {
   type AbortResult,
   type AttachResult,
@@ -91,7 +91,7 @@ export class ConnectionService implements EngineOutputSink {
   constructor(
     id: string,
     io: EngineIO,
-    config: RuntimeConnectConfig,
+    config: ResolvedConfig,
     opener: ThreadPeer,
     onClosed: (connection: ConnectionService) => void,
   ) {
@@ -99,7 +99,7 @@ export class ConnectionService implements EngineOutputSink {
     this.io = io;
     this.opener = opener;
     this.onClosed = onClosed;
-    this.clientIndex = config.clientIndex ?? 0;
+    this.clientIndex = config.clientIndex;
     this.engines = io.engines.map((engine) => ({ index: engine.index, inflight: 0, dead: undefined }));
     for (const engine of this.engines) this.byIndex.set(engine.index, engine);
     this.info = {
@@ -111,7 +111,7 @@ export class ConnectionService implements EngineOutputSink {
         readyResponse: engine.readyResponse,
       })),
       clientIndex: this.clientIndex,
-      ...(config.modelName !== undefined ? { modelName: config.modelName } : {}),
+      modelName: config.modelName,
     };
     this.attachPeer(opener);
   }

@@ -1,17 +1,14 @@
 // Messages between a test (host thread) and the test runtime worker (test/worker/transport-worker.ts).
+
+import type { HeartbeatConfig, TransportConfig } from "@vllm-engine-core/config";
 import type { EngineCoreOutputs, SerializedError } from "@vllm-engine-core/protocol";
-import type {
-  ConnectedEngine,
-  CoordinatorState,
-  HeartbeatOptions,
-  TransportConfig,
-} from "../../src/index.ts";
+import type { ConnectedEngine, CoordinatorState } from "../../src/index.ts";
 
 export type WorkerCommand =
   | {
       op: "connect";
       config: TransportConfig;
-      heartbeat?: HeartbeatOptions;
+      heartbeat?: HeartbeatConfig;
       sentinelAttributionWindowMs?: number;
       clientIndex?: number;
       coordinator?: { mode: "inproc" } | { mode: "external"; address: string };

@@ -1,5 +1,6 @@
 // Test stand-in for the runtime worker: owns one transport at a time and drives it on command.
 import { type MessagePort, parentPort } from "node:worker_threads";
+import { resolveConfig } from "@vllm-engine-core/config";
 import { serializeError } from "@vllm-engine-core/protocol";
 import { connectTransport, type EngineTransport } from "../../src/index.ts";
 import type { ConnectResult, WorkerCommand, WorkerMessage } from "./protocol.ts";
@@ -22,16 +23,20 @@ async function handle(command: WorkerCommand): Promise<unknown> {
     case "connect": {
       controller = new AbortController();
       if (command.preAborted) controller.abort(new TestAbortReason("aborted before connect"));
-      const options = {
-        signal: controller.signal,
-        ...(command.heartbeat === undefined ? {} : { heartbeat: command.heartbeat }),
+      // As on the runtime: the one schema resolves the config first (here on the same thread, so that an
+      // invalid one rejects the connect like before), the transport takes the resolved form.
+      const config = resolveConfig({
+        transport: {
+          ...command.config,
+          ...(command.heartbeat === undefined ? {} : { heartbeat: command.heartbeat }),
+          ...(command.sentinelAttributionWindowMs === undefined
+            ? {}
+            : { sentinelAttributionWindowMs: command.sentinelAttributionWindowMs }),
+        },
         ...(command.clientIndex === undefined ? {} : { clientIndex: command.clientIndex }),
-        ...(command.sentinelAttributionWindowMs === undefined
-          ? {}
-          : { sentinelAttributionWindowMs: command.sentinelAttributionWindowMs }),
         ...(command.coordinator === undefined ? {} : { coordinator: command.coordinator }),
-      };
-      const pending = connectTransport(command.config, options);
+      });
+      const pending = connectTransport(config, { signal: controller.signal });
       if (command.abortSynchronously) controller.abort(new TestAbortReason("aborted during bind"));
       transport = await pending;
       const result: ConnectResult = {

@@ -1,0 +1,16 @@
+// Every command, in --help order. (`metrics` follows once the metrics package exists; `serve` is issue 14.)
+import type { Command } from "../command.js";
+import { benchCommand } from "./bench.js";
+import { generateCommand } from "./generate.js";
+import { infoCommand } from "./info.js";
+import { mockEngineCommand } from "./mock-engine.js";
+import { shortcutCommands, utilityCommand } from "./utility.js";
+
+export const COMMANDS: readonly Command[] = [
+  infoCommand,
+  generateCommand,
+  utilityCommand,
+  ...shortcutCommands,
+  benchCommand,
+  mockEngineCommand,
+];

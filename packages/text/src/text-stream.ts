@@ -1,0 +1,69 @@
+// An EngineCoreOutputStream read as text. When a stop string finishes the request before the engine does,
+// the engine stream is ended at once, which aborts the request on the engine (vLLM's output processor
+// returns it in `reqs_to_abort` and AsyncLLM aborts it in EngineCore); nothing after it is read.
+import type { EngineCoreOutput, EngineCoreOutputStream } from "@vllm-engine-core/client";
+import { type TextDelta, TextOutputProcessor, type TextRequest } from "./text-output.js";
+import type { Tokenizer } from "./tokenizer.js";
+
+export class TextStream implements AsyncIterableIterator<TextDelta> {
+  readonly requestId: string;
+  readonly processor: TextOutputProcessor;
+  readonly #outputs: EngineCoreOutputStream;
+  #done = false;
+
+  constructor(outputs: EngineCoreOutputStream, processor: TextOutputProcessor) {
+    this.requestId = outputs.requestId;
+    this.#outputs = outputs;
+    this.processor = processor;
+  }
+
+  /** The underlying engine stream (engine index, timestamps). */
+  get outputs(): EngineCoreOutputStream {
+    return this.#outputs;
+  }
+
+  async next(): Promise<IteratorResult<TextDelta>> {
+    if (this.#done) return { value: undefined, done: true };
+    for (;;) {
+      let result: IteratorResult<EngineCoreOutput>;
+      try {
+        result = await this.#outputs.next();
+      } catch (error) {
+        this.#done = true;
+        throw error;
+      }
+      if (result.done) {
+        this.#done = true;
+        return { value: undefined, done: true };
+      }
+      const delta = this.processor.process(result.value);
+      if (delta === null) continue;
+      if (delta.finished) {
+        this.#done = true;
+        // A stop string matched: end the engine stream now, which sends ABORT for the request.
+        if (delta.abortEngine) void this.#outputs.return();
+      }
+      return { value: delta, done: false };
+    }
+  }
+
+  /** Leaving early (`break`, `return()`) ends the engine stream, which aborts the request on the engine. */
+  async return(): Promise<IteratorResult<TextDelta>> {
+    this.#done = true;
+    await this.#outputs.return();
+    return { value: undefined, done: true };
+  }
+
+  [Symbol.asyncIterator](): this {
+    return this;
+  }
+}
+
+/** Reads `outputs` (the stream of `client.call(request)`) as text deltas of `request`. */
+export function textStream(
+  tokenizer: Tokenizer,
+  request: TextRequest,
+  outputs: EngineCoreOutputStream,
+): TextStream {
+  return new TextStream(outputs, new TextOutputProcessor(tokenizer, request));
+}
