@@ -100,6 +100,10 @@ export class EngineCoreClient implements AsyncDisposable {
   get engineIndices(): number[] {
     return this.#connection.info.engines.map((e) => e.index);
   }
+  /**
+   * Each engine's registration as it sent it. A field the engine's vLLM version does not send is absent
+   * (undefined), never a default: see the README's per-version table.
+   */
   get readyResponses(): EngineCoreReadyResponse[] {
     return this.#connection.info.engines.map((e) => e.readyResponse);
   }
@@ -120,6 +124,10 @@ export class EngineCoreClient implements AsyncDisposable {
   /** Minimum over engines. */
   get maxModelLen(): number {
     return Math.min(...this.readyResponses.map((r) => r.maxModelLen));
+  }
+  /** KV cache block size in tokens; undefined when the engine does not report it (vLLM v0.22). */
+  get blockSize(): number | undefined {
+    return this.#first.blockSize;
   }
   /** undefined when the engine does not report it (vLLM before v0.24). */
   get worldSize(): number | undefined {

@@ -6,9 +6,16 @@ import { Dealer, Push } from "zeromq";
 import { logEvent } from "./events.js";
 import { MockModelError } from "./logprobs.js";
 import type { ResolvedOptions } from "./options.js";
-import { type MockReadyResponse, makeReadyResponse } from "./ready-response.js";
+import {
+  type MockEngineConfig,
+  type MockReadyResponse,
+  makeEngineConfig,
+  makeReadyResponse,
+} from "./ready-response.js";
 import { FINISH_ABORT, FINISH_ERROR, MockScheduler, type PauseState, type StepOutput } from "./scheduler.js";
+import { makeSchedulerStats } from "./stats.js";
 import { ExecutorState, invokeUtility, type UtilityHost, type UtilityOutcome } from "./utilities.js";
+import { type DecodeRules, decodeRulesFor, type MockVllmVersion } from "./versions.js";
 import {
   decodeInit,
   decodeInput,
@@ -67,7 +74,12 @@ function monotonicSeconds(): number {
 
 export class MockEngineCore implements UtilityHost {
   readonly identity: Buffer;
+  /** The engine's configuration (every field of the pin's registration). */
+  readonly config: MockEngineConfig;
+  /** What it registers with: the played version's keys only. */
   readonly readyResponse: MockReadyResponse;
+  readonly vllmVersion: MockVllmVersion;
+  readonly #decodeRules: DecodeRules;
   readonly executor = new ExecutorState();
   readonly #scheduler: MockScheduler;
   readonly #options: ResolvedOptions;
@@ -101,17 +113,20 @@ export class MockEngineCore implements UtilityHost {
     this.identity = engineIdentity(engineIndex);
     this.#options = options;
     this.#hooks = hooks;
-    this.readyResponse = makeReadyResponse(engineIndex, options.readyResponse);
+    this.vllmVersion = options.vllmVersion;
+    this.#decodeRules = decodeRulesFor(options.vllmVersion);
+    this.config = makeEngineConfig(engineIndex, options.readyResponse, options.vllmVersion);
+    this.readyResponse = makeReadyResponse(this.config, options.vllmVersion);
     this.#scheduler = new MockScheduler({
-      maxModelLen: this.readyResponse.maxModelLen,
-      maxNumSeqs: this.readyResponse.maxNumSeqs,
+      maxModelLen: this.config.maxModelLen,
+      maxNumSeqs: this.config.maxNumSeqs,
       tokensPerStep: options.tokensPerStep,
       echoPrompt: options.echoPrompt,
     });
   }
 
   get worldSize(): number {
-    return this.readyResponse.worldSize;
+    return this.config.worldSize;
   }
 
   get steps(): number {
@@ -185,7 +200,7 @@ export class MockEngineCore implements UtilityHost {
 
   /** process_input_sockets + process_output_sockets startup: connect, register, start reading. */
   #connectFrontend(addresses: InitAddresses): void {
-    const registration = encodeRegistration(this.readyResponse);
+    const registration = encodeRegistration(this.readyResponse, this.vllmVersion);
     for (const address of addresses.inputs) {
       const input = new Dealer({ linger: 0, sendHighWaterMark: 0, receiveHighWaterMark: 0 });
       (input as unknown as { routingId: Buffer }).routingId = this.identity;
@@ -231,7 +246,7 @@ export class MockEngineCore implements UtilityHost {
   #handleInput(frames: Buffer[]): void {
     let message: ReturnType<typeof decodeInput>;
     try {
-      message = decodeInput(frames);
+      message = decodeInput(frames, this.#decodeRules);
     } catch (error) {
       if (error instanceof UndecodableAddError) {
         this.#rejectAdd(error);
@@ -454,7 +469,13 @@ export class MockEngineCore implements UtilityHost {
       }
       if (result.scheduled === 0) continue;
       this.#steps++;
-      for (const [clientIndex, outputs] of result.byClient) this.#enqueue(clientIndex, { outputs });
+      const stats = this.#options.logStats ? this.#stepStats() : undefined;
+      // update_from_output: "Return stats to only one of the front-ends" (the first with outputs).
+      let statsSent = false;
+      for (const [clientIndex, outputs] of result.byClient) {
+        this.#enqueue(clientIndex, statsSent || !stats ? { outputs } : { outputs, schedulerStats: stats });
+        statsSent = true;
+      }
       for (const f of result.finished) {
         logEvent({ event: "finished", engineIndex: this.engineIndex, ...f });
       }
@@ -464,10 +485,27 @@ export class MockEngineCore implements UtilityHost {
           engineIndex: this.engineIndex,
           step: this.#steps,
           scheduled: result.scheduled,
+          ...(stats ? { schedulerStats: true } : {}),
         });
       }
       await this.#afterStepFaults();
     }
+  }
+
+  /** Scheduler.make_stats after a step, in the played version's layout. */
+  #stepStats(): ReturnType<typeof makeSchedulerStats> {
+    const admitted = this.#scheduler.admitted;
+    const blocks = this.#scheduler.kvBlocksInUse(this.config.blockSize);
+    return makeSchedulerStats(
+      {
+        numRunning: this.#scheduler.numRunning,
+        numWaiting: this.#scheduler.numWaiting,
+        kvCacheUsage: Math.min(1, blocks / Math.max(1, this.config.numGpuBlocks)),
+        newRequests: admitted.requests,
+        newRequestTokens: admitted.tokens,
+      },
+      this.vllmVersion,
+    );
   }
 
   async #afterStepFaults(): Promise<void> {
@@ -601,7 +639,11 @@ export class MockEngineCore implements UtilityHost {
     try {
       // Read when the output thread builds its MsgpackEncoder: a bad value kills that thread in vLLM too.
       this.#auxThreshold ??= zeroCopyThreshold();
-      frames = encodeOutputs(item.outputs, this.#auxThreshold);
+      frames = encodeOutputs(item.outputs, {
+        auxThreshold: this.#auxThreshold,
+        vllmVersion: this.vllmVersion,
+        blockSize: this.config.blockSize,
+      });
     } catch (error) {
       // An encoding failure ends vLLM's output thread too: nothing is sent any more.
       this.#outputDead = true;

@@ -95,6 +95,8 @@ function main(): void {
     tokensPerStep: options.tokensPerStep,
     echoPrompt: options.echoPrompt,
     timestamps: options.timestamps,
+    vllmVersion: options.vllmVersion,
+    logStats: options.logStats,
     faults: options.faults,
   });
   for (const engine of engines.values()) void engine.start();

@@ -3,8 +3,13 @@
 // the CLI and the programmatic API can never drift apart.
 import { parseArgs } from "node:util";
 import type { EngineCoreReadyResponse } from "@vllm-engine-core/protocol";
+import { isMockVllmVersion, MOCK_VLLM_VERSIONS, type MockVllmVersion } from "./versions.js";
 
-/** Overrides for the EngineCoreReadyResponse the engine registers with (camelCase protocol view). */
+/**
+ * Overrides for the engine's configuration as the EngineCoreReadyResponse names it (camelCase protocol
+ * view). The registration carries only the fields of the played vLLM version; the others still
+ * configure the engine (e.g. maxNumSeqs, worldSize for collective_rpc) without being reported.
+ */
 export type ReadyResponseOverrides = Partial<EngineCoreReadyResponse>;
 
 export interface MockEngineFaults {
@@ -46,6 +51,16 @@ export interface MockEngineOptions {
   faults?: MockEngineFaults;
   readyResponse?: ReadyResponseOverrides;
   /**
+   * The vLLM the engine plays (`--vllm-version`; default "main", the pinned revision): that version's
+   * registration keys, EngineCoreOutput / stats layouts, utility methods and decode-time validation.
+   */
+  vllmVersion?: MockVllmVersion;
+  /**
+   * vLLM's log_stats (on unless `--disable-log-stats`): each step's EngineCoreOutputs for the first
+   * client carries SchedulerStats. Off by default, like the mock before it had stats.
+   */
+  logStats?: boolean;
+  /**
    * Tests only: an ADD that vLLM could not decode is logged (`rejected` event) and dropped, and the
    * engine keeps reading. By default the engine goes deaf as vLLM does (its input thread dies).
    */
@@ -66,6 +81,8 @@ export interface ResolvedOptions {
   timestamps: "monotonic" | "wall";
   faults: MockEngineFaults;
   readyResponse: ReadyResponseOverrides;
+  vllmVersion: MockVllmVersion;
+  logStats: boolean;
   surviveBadRequests: boolean;
 }
 
@@ -165,6 +182,13 @@ export function resolveOptions(options: MockEngineOptions): ResolvedOptions {
       "faults.utilityDelayMs",
     );
   }
+  const vllmVersion = options.vllmVersion ?? "main";
+  if (!isMockVllmVersion(vllmVersion)) {
+    throw new MockEngineOptionsError(
+      `vllmVersion must be one of ${MOCK_VLLM_VERSIONS.join(", ")}, got ${String(vllmVersion)}`,
+      "vllmVersion",
+    );
+  }
   if (faults.stallAfterSteps !== undefined && faults.stallMs === undefined) {
     throw new MockEngineOptionsError("faults.stallAfterSteps needs faults.stallMs", "faults.stallMs");
   }
@@ -180,6 +204,8 @@ export function resolveOptions(options: MockEngineOptions): ResolvedOptions {
     timestamps,
     faults: { ...faults },
     readyResponse: { ...(options.readyResponse ?? {}) },
+    vllmVersion,
+    logStats: options.logStats === true,
     surviveBadRequests: options.surviveBadRequests === true,
   };
 }
@@ -216,6 +242,11 @@ const FLAGS = {
     help: "fault: comma-separated engines --utility-delay-ms applies to",
   },
   "ready-response": { type: "string", help: "JSON object of EngineCoreReadyResponse overrides (camelCase)" },
+  "vllm-version": {
+    type: "string",
+    help: `the vLLM to play: ${MOCK_VLLM_VERSIONS.join(" | ")} (default main, the pinned revision)`,
+  },
+  "log-stats": { type: "boolean", help: "send SchedulerStats with every step, as vLLM's log_stats" },
   "survive-bad-requests": {
     type: "boolean",
     help: "tests: log an undecodable ADD as a `rejected` event and keep reading (vLLM's input thread dies)",
@@ -308,6 +339,8 @@ export function parseArgv(argv: readonly string[]): MockEngineOptions | "help" {
   if (v["no-registration"]) faults.noRegistration = true;
   if (Object.keys(faults).length > 0) options.faults = faults;
   if (v["survive-bad-requests"]) options.surviveBadRequests = true;
+  if (v["vllm-version"] !== undefined) options.vllmVersion = String(v["vllm-version"]) as MockVllmVersion;
+  if (v["log-stats"]) options.logStats = true;
   if (v["ready-response"] !== undefined) {
     let overrides: unknown;
     try {
@@ -355,5 +388,7 @@ export function toArgv(options: MockEngineOptions): string[] {
   if (f.noRegistration) argv.push("--no-registration");
   if (options.readyResponse) push("ready-response", JSON.stringify(options.readyResponse));
   if (options.surviveBadRequests) argv.push("--survive-bad-requests");
+  push("vllm-version", options.vllmVersion);
+  if (options.logStats) argv.push("--log-stats");
   return argv;
 }

@@ -54,6 +54,21 @@ export function pyTruthy(value: unknown): boolean {
   }
 }
 
+/**
+ * `repr(float)`: the shortest round-trip digits (as JS), but with ".0" on integral values and
+ * scientific notation below 1e-4 or from 1e16 on, exponent signed and two digits wide ("1e-05").
+ */
+export function pyFloatRepr(n: number): string {
+  if (Number.isNaN(n)) return "nan";
+  if (!Number.isFinite(n)) return n > 0 ? "inf" : "-inf";
+  if (n === 0) return Object.is(n, -0) ? "-0.0" : "0.0";
+  const [mantissa, exp] = n.toExponential().split("e") as [string, string];
+  const e = Number(exp);
+  if (e < -4 || e >= 16) return `${mantissa}e${e < 0 ? "-" : "+"}${String(Math.abs(e)).padStart(2, "0")}`;
+  const text = n.toFixed(Math.max(0, (mantissa.split(".")[1]?.length ?? 0) - e));
+  return text.includes(".") ? text : `${text}.0`;
+}
+
 /** `repr(value)`. */
 export function pyRepr(value: unknown): string {
   switch (pyKind(value)) {
@@ -63,12 +78,8 @@ export function pyRepr(value: unknown): string {
       return value ? "True" : "False";
     case "int":
       return String(value);
-    case "float": {
-      const n = pyNumber(value)!;
-      if (Number.isNaN(n)) return "nan";
-      if (!Number.isFinite(n)) return n > 0 ? "inf" : "-inf";
-      return Number.isInteger(n) ? `${n}.0` : String(n);
-    }
+    case "float":
+      return pyFloatRepr(pyNumber(value)!);
     case "str":
       return `'${(value as string).replaceAll("\\", "\\\\").replaceAll("'", "\\'")}'`;
     case "bytes":

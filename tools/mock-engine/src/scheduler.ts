@@ -44,6 +44,8 @@ export interface StepOutput {
   stopReason: number | null;
   newLogprobs?: MockSampleLogprobs | null;
   newPromptLogprobsTensors?: MockPromptLogprobs | null;
+  /** On a request's first output: its prompt length, for the PrefillStats vLLM attaches there. */
+  prefillPromptTokens?: number;
 }
 
 export interface StepResult {
@@ -67,6 +69,8 @@ export class MockScheduler {
   #pause: PauseState = "unpaused";
   /** max_num_logprobs of the batch being stepped (null: no request in it asked for logprobs). */
   #batchNumLogprobs: number | null = null;
+  /** Requests admitted by the last schedule() and their prompt tokens (prefix-cache queries). */
+  #admitted = { requests: 0, tokens: 0 };
 
   constructor(
     private readonly limits: {
@@ -91,6 +95,20 @@ export class MockScheduler {
 
   get numWaiting(): number {
     return this.#waiting.size;
+  }
+
+  /** Requests admitted by the last schedule() and their prompt tokens. */
+  get admitted(): { requests: number; tokens: number } {
+    return { ...this.#admitted };
+  }
+
+  /** KV cache blocks the running requests hold (prompt + generated tokens, whole blocks). */
+  kvBlocksInUse(blockSize: number): number {
+    let blocks = 0;
+    for (const r of this.#running.values()) {
+      blocks += Math.ceil((r.promptTokenIds.length + r.numOutputTokens) / blockSize);
+    }
+    return blocks;
   }
 
   /** vLLM's get_num_unfinished_requests: what the engine considers work, given the pause state. */
@@ -139,12 +157,15 @@ export class MockScheduler {
 
   /** Start of a step: admits waiting requests (unless paused) and returns the ids scheduled for this step. */
   schedule(): string[] {
+    this.#admitted = { requests: 0, tokens: 0 };
     if (this.#pause === "paused_all") return [];
     if (this.#pause === "unpaused") {
       for (const [id, request] of this.#waiting) {
         if (this.#running.size >= this.limits.maxNumSeqs) break;
         this.#waiting.delete(id);
         this.#running.set(id, request);
+        this.#admitted.requests++;
+        this.#admitted.tokens += request.promptTokenIds.length;
       }
     }
     // The sampler gathers max_num_logprobs columns for the whole batch (InputBatch.max_num_logprobs,
@@ -205,6 +226,7 @@ export class MockScheduler {
       finishReason: stop?.finishReason ?? null,
       stopReason: stop?.stopReason ?? null,
     };
+    if (firstPosition === 0) output.prefillPromptTokens = request.promptTokenIds.length;
     // Scheduler.update_from_output: logprobs.slice_request(req_index, len(new_token_ids)) for a request
     // whose num_logprobs is set, one row per token it keeps after the stop check.
     if (request.numLogprobs != null && this.#batchNumLogprobs !== null) {

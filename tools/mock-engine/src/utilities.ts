@@ -1,5 +1,6 @@
 // Utility (RPC) methods of the mock engine, declared with the signatures of vLLM's EngineCore /
-// EngineCoreProc methods at c67fe497 (vllm/v1/engine/core.py), and run the way vLLM runs them
+// EngineCoreProc methods at c67fe497 (vllm/v1/engine/core.py; the same signatures at v0.22.1–v0.25.1,
+// which lack get_weight_version / set_weight_version), and run the way vLLM runs them
 // (EngineCoreProc._handle_client_request, UTILITY branch):
 //   method = getattr(self, method_name)                  → AttributeError for an unknown name
 //   method(*self._convert_msgspec_args(method, args))
@@ -27,10 +28,13 @@ import {
   pyStr,
   pyTruthy,
 } from "./python-values.js";
+import { engineHasUtility, type MockVllmVersion, partialWakeKeepsSchedulerPaused } from "./versions.js";
 
 /** The engine-side state and actions the utilities need. */
 export interface UtilityHost {
   readonly engineIndex: number;
+  /** The vLLM the engine plays: which methods exist, and wake_up's pre-v0.24 semantics. */
+  readonly vllmVersion: MockVllmVersion;
   readonly worldSize: number;
   readonly executor: ExecutorState;
   numRunning(): number;
@@ -191,7 +195,9 @@ const METHODS: Record<string, UtilityMethod> = {
       });
     },
   },
-  // wake_up(self, tags: list[str] | None = None)
+  // wake_up(self, tags: list[str] | None = None). From v0.24 the scheduler resumes only once the
+  // executor is fully awake (`if not self.model_executor.is_sleeping`, 93ec6458 #44483); v0.22.1 and
+  // v0.23.0 resume it after every wake_up, partial or not.
   wake_up: {
     owner: "EngineCore",
     params: [param("tags", "list[str] | None", null)],
@@ -201,7 +207,7 @@ const METHODS: Record<string, UtilityMethod> = {
         rest = pyIterate(rest).filter((t) => t !== "scheduling");
       }
       if (rest === null || pyTruthy(rest)) executorWakeUp(h, rest);
-      if (!h.executor.isSleeping) h.resumeScheduler();
+      if (!h.executor.isSleeping || !partialWakeKeepsSchedulerPaused(h.vllmVersion)) h.resumeScheduler();
       return null;
     },
   },
@@ -319,7 +325,8 @@ const METHODS: Record<string, UtilityMethod> = {
     },
   },
   execute_dummy_batch: { owner: "EngineCore", params: [], run: () => null },
-  // set_weight_version(self, weight_version: str) -> None (stored as given)
+  // set_weight_version(self, weight_version: str) -> None (stored as given). This and
+  // get_weight_version exist at main only (9069a571, #49040): invokeUtility checks the version.
   set_weight_version: {
     owner: "EngineCore",
     params: [param("weight_version", "str")],
@@ -376,7 +383,10 @@ export function invokeUtility(
   name: string,
   args: unknown[],
 ): UtilityOutcome | Promise<UtilityOutcome> {
-  const method = Object.hasOwn(METHODS, name) ? METHODS[name] : undefined;
+  // getattr(self, method_name) in EngineCoreProc._handle_client_request, inside the try of
+  // _invoke_utility_method: a name the engine's version lacks is an AttributeError reply.
+  const method =
+    Object.hasOwn(METHODS, name) && engineHasUtility(host.vllmVersion, name) ? METHODS[name] : undefined;
   if (!method) return failure(name, new PyError(`'EngineCoreProc' object has no attribute '${name}'`));
   try {
     const bound =

@@ -12,15 +12,18 @@ import {
   encodeReadyResponse,
   engineIdentity as protocolEngineIdentity,
   RequestType,
+  type SchedulerStatsInit,
 } from "@vllm-engine-core/protocol";
 import type { MockReadyResponse } from "./ready-response.js";
 import type { StepOutput } from "./scheduler.js";
+import { makePrefillStats } from "./stats.js";
 import {
   type DecodedEngineCoreRequest,
   decodeEngineCoreRequest,
   PythonError,
   recoverRequestId,
 } from "./validation/index.js";
+import { type DecodeRules, type MockVllmVersion, PIN_DECODE_RULES } from "./versions.js";
 
 export const ENGINE_CORE_DEAD_FRAME: Uint8Array = ENGINE_CORE_DEAD;
 /** Fault switch payload: 0xc1 is the one byte msgpack never uses, so no decoder can accept this frame. */
@@ -48,8 +51,12 @@ export function decodeInit(payload: Uint8Array): InitAddresses {
   return { inputs: [...init.addresses.inputs], outputs: [...init.addresses.outputs] };
 }
 
-export function encodeRegistration(response: MockReadyResponse): Uint8Array {
-  return encodeReadyResponse(response);
+/** The registration frame, in `version`'s dataclass (the response holds that version's keys only). */
+export function encodeRegistration(
+  response: MockReadyResponse,
+  version: MockVllmVersion = "main",
+): Uint8Array {
+  return encodeReadyResponse(response, { vllmVersion: version });
 }
 
 export interface MockSampling {
@@ -120,8 +127,11 @@ export class UndecodableAddError extends Error {
   }
 }
 
-/** Decodes one input-socket message `[type, payload, ...aux]`; throws like vLLM's input thread would. */
-export function decodeInput(frames: readonly Uint8Array[]): MockInput {
+/**
+ * Decodes one input-socket message `[type, payload, ...aux]`; throws like vLLM's input thread would.
+ * `rules`: the decode-time validation of the version the engine plays.
+ */
+export function decodeInput(frames: readonly Uint8Array[], rules: DecodeRules = PIN_DECODE_RULES): MockInput {
   const typeFrame = frames[0];
   if (typeFrame?.byteLength === 1 && (typeFrame[0] === EXECUTOR_FAILED || typeFrame[0] === WAKEUP)) {
     // vLLM decodes their payload generically and queues them: WAKEUP is ignored, EXECUTOR_FAILED is fatal.
@@ -134,7 +144,7 @@ export function decodeInput(frames: readonly Uint8Array[]): MockInput {
     // EngineCoreProc.process_input_sockets: add_request_decoder.decode(data_frames), outside any try.
     const dataFrames = frames.slice(1);
     try {
-      return { type: "add", request: toMockAdd(decodeEngineCoreRequest(dataFrames)) };
+      return { type: "add", request: toMockAdd(decodeEngineCoreRequest(dataFrames, rules)) };
     } catch (error) {
       if (error instanceof PythonError) throw new UndecodableAddError(error, recoverRequestId(dataFrames));
       throw error;
@@ -165,7 +175,22 @@ export interface MockOutputs {
   outputs?: StepOutput[];
   finishedRequests?: string[];
   utilityOutput?: { callId: bigint; failureMessage: string | null; result: { value: unknown } | null };
+  schedulerStats?: SchedulerStatsInit;
 }
+
+/** How the engine's output thread encodes: its MsgpackEncoder threshold and its vLLM version's structs. */
+export interface OutputEncoding {
+  auxThreshold: number;
+  vllmVersion: MockVllmVersion;
+  /** cache_config.block_size (PrefillStats.num_cache_creation_tokens at main). */
+  blockSize: number;
+}
+
+const PIN_ENCODING: OutputEncoding = {
+  auxThreshold: DEFAULT_AUX_THRESHOLD,
+  vllmVersion: "main",
+  blockSize: 16,
+};
 
 /**
  * MsgpackEncoder's size_threshold: envs.VLLM_MSGPACK_ZERO_COPY_THRESHOLD (default 256, parsed with int()).
@@ -182,7 +207,9 @@ export function zeroCopyThreshold(env: NodeJS.ProcessEnv = process.env): number 
   return Number(literal.replaceAll("_", ""));
 }
 
-export function encodeOutputs(o: MockOutputs, auxThreshold = DEFAULT_AUX_THRESHOLD): Uint8Array[] {
+/** EngineCoreOutputs in `encoding.vllmVersion`'s layout (13-element EngineCoreOutput before main). */
+export function encodeOutputs(o: MockOutputs, encoding: OutputEncoding = PIN_ENCODING): Uint8Array[] {
+  const { auxThreshold, vllmVersion, blockSize } = encoding;
   return encodeEngineCoreOutputs(
     {
       engineIndex: o.engineIndex,
@@ -194,7 +221,12 @@ export function encodeOutputs(o: MockOutputs, auxThreshold = DEFAULT_AUX_THRESHO
         newPromptLogprobsTensors: out.newPromptLogprobsTensors ?? null,
         finishReason: out.finishReason as 0 | 1 | 2 | 3 | 4 | null,
         stopReason: out.stopReason,
+        prefillStats:
+          out.prefillPromptTokens === undefined
+            ? null
+            : makePrefillStats(out.prefillPromptTokens, blockSize, vllmVersion),
       })),
+      schedulerStats: o.schedulerStats ?? null,
       finishedRequests: o.finishedRequests ?? null,
       utilityOutput: o.utilityOutput
         ? {
@@ -204,6 +236,6 @@ export function encodeOutputs(o: MockOutputs, auxThreshold = DEFAULT_AUX_THRESHO
           }
         : null,
     },
-    { auxThreshold },
+    { auxThreshold, vllmVersion },
   );
 }

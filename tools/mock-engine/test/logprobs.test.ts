@@ -238,7 +238,7 @@ describe("encodeOutputs", () => {
           },
         ],
       },
-      1,
+      { auxThreshold: 1, vllmVersion: "main", blockSize: 16 },
     );
     expect(all).toHaveLength(4);
   });

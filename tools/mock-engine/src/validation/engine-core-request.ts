@@ -3,6 +3,7 @@
 // EngineCoreProc.process_input_sockets, outside any try/except. The nested multimodal dataclasses
 // (vllm/multimodal/inputs.py MultiModalFeatureSpec, PlaceholderRange) have no __post_init__.
 import { decodeValue } from "@vllm-engine-core/protocol";
+import { type DecodeRules, PIN_DECODE_RULES } from "../versions.js";
 import { decodeLoRARequest } from "./lora-request.js";
 import {
   decodeArrayStruct,
@@ -32,7 +33,7 @@ export interface DecodedEngineCoreRequest {
   [field: string]: unknown;
 }
 
-function fields(aux: readonly Uint8Array[]): FieldSpec[] {
+function fields(aux: readonly Uint8Array[], rules: DecodeRules): FieldSpec[] {
   const tensor = (v: unknown, p: string) => decodeTensor(v, p, aux);
   const placeholderRange: FieldSpec[] = [
     { name: "offset", decode: decodeInt },
@@ -54,8 +55,8 @@ function fields(aux: readonly Uint8Array[]): FieldSpec[] {
       name: "mm_features",
       decode: nullable((v, p) => decodeList(v, p, (x, q) => decodeMapStruct(x, q, featureSpec))),
     },
-    { name: "sampling_params", decode: nullable(decodeSamplingParams) },
-    { name: "pooling_params", decode: nullable(decodePoolingParams) },
+    { name: "sampling_params", decode: nullable((v, p) => decodeSamplingParams(v, p, rules)) },
+    { name: "pooling_params", decode: nullable((v, p) => decodePoolingParams(v, p, rules)) },
     { name: "arrival_time", decode: decodeFloat },
     { name: "lora_request", decode: nullable(decodeLoRARequest) },
     { name: "cache_salt", decode: nullable(decodeStr) },
@@ -82,8 +83,15 @@ function fields(aux: readonly Uint8Array[]): FieldSpec[] {
   ];
 }
 
-/** `add_request_decoder.decode(data_frames)`: frame 0 is the payload, every frame is an aux buffer. */
-export function decodeEngineCoreRequest(dataFrames: readonly Uint8Array[]): DecodedEngineCoreRequest {
+/**
+ * `add_request_decoder.decode(data_frames)`: frame 0 is the payload, every frame is an aux buffer.
+ * `rules`: the decode-time checks of the vLLM version the engine plays (default the pin). The
+ * EngineCoreRequest fields are the same 20 in v0.22–main; extra trailing elements are skipped.
+ */
+export function decodeEngineCoreRequest(
+  dataFrames: readonly Uint8Array[],
+  rules: DecodeRules = PIN_DECODE_RULES,
+): DecodedEngineCoreRequest {
   const payload = dataFrames[0];
   if (payload === undefined) throw new PythonError("IndexError", "list index out of range");
   let value: unknown;
@@ -95,7 +103,7 @@ export function decodeEngineCoreRequest(dataFrames: readonly Uint8Array[]): Deco
       `MessagePack data is malformed: ${(error as Error).message}`,
     );
   }
-  return decodeArrayStruct(value, "$", fields(dataFrames)) as DecodedEngineCoreRequest;
+  return decodeArrayStruct(value, "$", fields(dataFrames, rules)) as DecodedEngineCoreRequest;
 }
 
 /** The request id of an undecodable ADD, when its first element is a string (for the mock's log only). */

@@ -1,5 +1,7 @@
 // vllm/pooling_params.py PoolingParams and LateInteractionParams (array_like msgspec Structs); the task
 // is vllm/tasks.py's PoolingTask Literal. PoolingParams.__post_init__ runs on decode.
+
+import { type DecodeRules, PIN_DECODE_RULES } from "../versions.js";
 import {
   decodeArrayStruct,
   decodeBool,
@@ -12,7 +14,7 @@ import {
   nullable,
 } from "./msgspec.js";
 import { vllmValidationError } from "./python-errors.js";
-import { decodeRequestOutputKind } from "./sampling-params.js";
+import { decodeRequestOutputKind, postInit } from "./sampling-params.js";
 
 const POOLING_TASKS = [
   "embed",
@@ -74,8 +76,14 @@ function poolingParamsPostInit(self: Record<string, unknown>): void {
   }
 }
 
-export function decodePoolingParams(v: unknown, path: string): Record<string, unknown> {
+export function decodePoolingParams(
+  v: unknown,
+  path: string,
+  rules: DecodeRules = PIN_DECODE_RULES,
+): Record<string, unknown> {
   const self = decodeArrayStruct(v, path, FIELDS);
-  poolingParamsPostInit(self);
+  // Up to v0.25 __post_init__ raises ValueError (msgspec wraps it); check_removed_pooling_task is main's
+  // (e6d1310b, #48984) but unreachable: the PoolingTask Literal already rejects those names.
+  postInit(rules, path, () => poolingParamsPostInit(self));
   return self;
 }

@@ -3,8 +3,11 @@
 //
 // msgspec wraps a TypeError or ValueError raised inside __post_init__ or dec_hook into
 // msgspec.ValidationError with the path appended (" - at `$[3]`"); anything else — AssertionError,
-// vllm.exceptions.VLLMValidationError (an Exception, not a ValueError) — propagates unwrapped
-// (msgspec _core.c ms_maybe_wrap_validation_error).
+// vllm.exceptions.VLLMValidationError at the pin (an Exception, not a ValueError) — propagates unwrapped
+// (msgspec _core.c ms_maybe_wrap_validation_error). Up to v0.25 VLLMValidationError is a ValueError and
+// is wrapped too (DecodeRules.validationErrorIsValueError, sampling-params.ts postInit).
+
+import { pyFloatRepr } from "../python-values.js";
 
 export type PythonErrorType =
   | "msgspec.ValidationError"
@@ -58,11 +61,7 @@ export function vllmValidationError(
 export function pyRepr(v: unknown): string {
   if (v === null || v === undefined) return "None";
   if (typeof v === "boolean") return v ? "True" : "False";
-  if (typeof v === "number") {
-    if (Number.isNaN(v)) return "nan";
-    if (!Number.isFinite(v)) return v > 0 ? "inf" : "-inf";
-    return String(v);
-  }
+  if (typeof v === "number") return pyFloatRepr(v); // a decoded float field is a Python float
   if (typeof v === "bigint") return String(v);
   if (typeof v === "string") return `'${v}'`;
   if (Array.isArray(v)) return `[${v.map(pyRepr).join(", ")}]`;

@@ -1,7 +1,10 @@
 // vllm/sampling_params.py at the pin, as msgspec decodes it: SamplingParams (a map Struct) with its
 // nested pydantic dataclasses StructuredOutputsParams and RepetitionDetectionParams; msgspec runs each
-// __post_init__ as soon as that object is decoded. Values are snake_case, as on the wire.
+// __post_init__ as soon as that object is decoded. Values are snake_case, as on the wire. Where a
+// release's file differs (DecodeRules, ../versions.ts), the checks follow the version the mock plays.
 
+import { pyFloatRepr as f } from "../python-values.js";
+import { type DecodeRules, PIN_DECODE_RULES } from "../versions.js";
 import {
   decodeAny,
   decodeBool,
@@ -18,7 +21,7 @@ import {
   mapEntries,
   nullable,
 } from "./msgspec.js";
-import { vllmValidationError } from "./python-errors.js";
+import { PythonError, validationError, vllmValidationError } from "./python-errors.js";
 
 const SAMPLING_EPS = 1e-5;
 const MAX_TEMP = 1e-2;
@@ -91,9 +94,13 @@ function structuredOutputsPostInit(self: Record<string, unknown>): void {
   }
 }
 
-function decodeStructuredOutputsParams(v: unknown, path: string): Record<string, unknown> {
+function decodeStructuredOutputsParams(
+  v: unknown,
+  path: string,
+  rules: DecodeRules,
+): Record<string, unknown> {
   const self = decodeMapStruct(v, path, STRUCTURED_OUTPUTS_FIELDS);
-  structuredOutputsPostInit(self);
+  postInit(rules, path, () => structuredOutputsPostInit(self));
   return self;
 }
 
@@ -122,54 +129,95 @@ function repetitionDetectionPostInit(self: Record<string, unknown>): void {
   }
 }
 
-function decodeRepetitionDetectionParams(v: unknown, path: string): Record<string, unknown> {
+function decodeRepetitionDetectionParams(
+  v: unknown,
+  path: string,
+  rules: DecodeRules,
+): Record<string, unknown> {
   const self = decodeMapStruct(v, path, REPETITION_FIELDS);
-  repetitionDetectionPostInit(self);
+  postInit(rules, path, () => repetitionDetectionPostInit(self));
   return self;
+}
+
+/**
+ * Runs a __post_init__ as msgspec does. Up to v0.25 vLLM raises ValueError there (VLLMValidationError
+ * is a ValueError subclass): msgspec wraps it into msgspec.ValidationError with the struct's path
+ * (ms_maybe_wrap_validation_error). At main VLLMValidationError is no ValueError and propagates as is.
+ */
+export function postInit(rules: DecodeRules, path: string, run: () => void): void {
+  try {
+    run();
+  } catch (error) {
+    if (
+      rules.validationErrorIsValueError &&
+      error instanceof PythonError &&
+      error.type === "vllm.exceptions.VLLMValidationError"
+    ) {
+      throw validationError(error.text, path);
+    }
+    throw error;
+  }
 }
 
 // ---- SamplingParams ----------------------------------------------------------------------------------
 
-const SAMPLING_FIELDS: FieldSpec[] = [
-  { name: "n", decode: int, default: () => 1n },
-  { name: "presence_penalty", decode: float, default: () => 0 },
-  { name: "frequency_penalty", decode: float, default: () => 0 },
-  { name: "repetition_penalty", decode: float, default: () => 1 },
-  { name: "temperature", decode: float, default: () => 1 },
-  { name: "top_p", decode: float, default: () => 1 },
-  { name: "top_k", decode: int, default: () => 0n },
-  { name: "min_p", decode: float, default: () => 0 },
-  { name: "seed", decode: nullable(int), default: () => null },
-  { name: "stop", decode: nullable(strOrStrList), default: () => null },
-  { name: "stop_token_ids", decode: nullable(ints), default: () => null },
-  { name: "ignore_eos", decode: bool, default: () => false },
-  { name: "max_tokens", decode: nullable(int), default: () => 16n },
-  { name: "min_tokens", decode: int, default: () => 0n },
-  { name: "logprobs", decode: nullable(int), default: () => null },
-  { name: "prompt_logprobs", decode: nullable(int), default: () => null },
-  { name: "logprob_token_ids", decode: nullable(ints), default: () => null },
-  { name: "flat_logprobs", decode: bool, default: () => false },
-  { name: "detokenize", decode: bool, default: () => true },
-  { name: "skip_special_tokens", decode: bool, default: () => true },
-  { name: "spaces_between_special_tokens", decode: bool, default: () => true },
-  { name: "include_stop_str_in_output", decode: bool, default: () => false },
-  { name: "output_kind", decode: decodeRequestOutputKind, default: () => 0 },
-  { name: "stream_interval", decode: nullable(int), default: () => null },
-  { name: "skip_clone", decode: bool, default: () => false },
-  { name: "output_text_buffer_length", decode: int, default: () => 0n },
-  { name: "_eos_token_id", decode: nullable(int), default: () => null },
-  { name: "_all_stop_token_ids", decode: (v, p) => new Set(ints(v, p)), default: () => new Set() },
-  { name: "structured_outputs", decode: nullable(decodeStructuredOutputsParams), default: () => null },
-  { name: "logit_bias", decode: nullable((v, p) => decodeDict(v, p, int, float)), default: () => null },
-  { name: "allowed_token_ids", decode: nullable(ints), default: () => null },
-  { name: "extra_args", decode: nullable(decodeStrAnyDict), default: () => null },
-  { name: "routed_experts_prompt_start", decode: int, default: () => 0n },
-  { name: "bad_words", decode: nullable(strs), default: () => null },
-  { name: "_bad_words_token_ids", decode: nullable((v, p) => decodeList(v, p, ints)), default: () => null },
-  { name: "skip_reading_prefix_cache", decode: nullable(bool), default: () => null },
-  { name: "thinking_token_budget", decode: nullable(int), default: () => null },
-  { name: "repetition_detection", decode: nullable(decodeRepetitionDetectionParams), default: () => null },
-];
+/** SamplingParams' declared fields in `rules.version` (a key the version lacks is skipped on decode). */
+function samplingFields(rules: DecodeRules): FieldSpec[] {
+  const fields: FieldSpec[] = [
+    { name: "n", decode: int, default: () => 1n },
+    { name: "presence_penalty", decode: float, default: () => 0 },
+    { name: "frequency_penalty", decode: float, default: () => 0 },
+    { name: "repetition_penalty", decode: float, default: () => 1 },
+    { name: "temperature", decode: float, default: () => 1 },
+    { name: "top_p", decode: float, default: () => 1 },
+    { name: "top_k", decode: int, default: () => 0n },
+    { name: "min_p", decode: float, default: () => 0 },
+    { name: "seed", decode: nullable(int), default: () => null },
+    { name: "stop", decode: nullable(strOrStrList), default: () => null },
+    { name: "stop_token_ids", decode: nullable(ints), default: () => null },
+    { name: "ignore_eos", decode: bool, default: () => false },
+    { name: "max_tokens", decode: nullable(int), default: () => 16n },
+    { name: "min_tokens", decode: int, default: () => 0n },
+    { name: "logprobs", decode: nullable(int), default: () => null },
+    { name: "prompt_logprobs", decode: nullable(int), default: () => null },
+    { name: "logprob_token_ids", decode: nullable(ints), default: () => null },
+    { name: "flat_logprobs", decode: bool, default: () => false },
+    { name: "detokenize", decode: bool, default: () => true },
+    { name: "skip_special_tokens", decode: bool, default: () => true },
+    { name: "spaces_between_special_tokens", decode: bool, default: () => true },
+    { name: "include_stop_str_in_output", decode: bool, default: () => false },
+    { name: "output_kind", decode: decodeRequestOutputKind, default: () => 0 },
+    // 8040ef24 (#49754): declared at main only; older SamplingParams ignore the key.
+    ...(rules.streamInterval
+      ? [{ name: "stream_interval", decode: nullable(int), default: () => null }]
+      : []),
+    { name: "skip_clone", decode: bool, default: () => false },
+    { name: "output_text_buffer_length", decode: int, default: () => 0n },
+    { name: "_eos_token_id", decode: nullable(int), default: () => null },
+    { name: "_all_stop_token_ids", decode: (v, p) => new Set(ints(v, p)), default: () => new Set() },
+    {
+      name: "structured_outputs",
+      decode: nullable((v, p) => decodeStructuredOutputsParams(v, p, rules)),
+      default: () => null,
+    },
+    { name: "logit_bias", decode: nullable((v, p) => decodeDict(v, p, int, float)), default: () => null },
+    { name: "allowed_token_ids", decode: nullable(ints), default: () => null },
+    { name: "extra_args", decode: nullable(decodeStrAnyDict), default: () => null },
+    { name: "routed_experts_prompt_start", decode: int, default: () => 0n },
+    { name: "bad_words", decode: nullable(strs), default: () => null },
+    { name: "_bad_words_token_ids", decode: nullable((v, p) => decodeList(v, p, ints)), default: () => null },
+    { name: "skip_reading_prefix_cache", decode: nullable(bool), default: () => null },
+    { name: "thinking_token_budget", decode: nullable(int), default: () => null },
+    {
+      name: "repetition_detection",
+      decode: nullable((v, p) => decodeRepetitionDetectionParams(v, p, rules)),
+      default: () => null,
+    },
+  ];
+  return fields;
+}
+
+const FIELDS_BY_VERSION = new Map<DecodeRules["version"], FieldSpec[]>();
 
 /** validate_thinking_token_budget (a bool or float cannot arrive here: msgspec typed the field int). */
 function validateThinkingTokenBudget(value: bigint | null): bigint | null {
@@ -197,7 +245,7 @@ type Self = Record<string, unknown> & {
   bad_words: string[] | null;
 };
 
-function verifyArgs(self: Self): void {
+function verifyArgs(self: Self, rules: DecodeRules): void {
   const fail = (message: string, parameter?: string, value?: unknown) => {
     throw vllmValidationError(message, parameter === undefined ? {} : { parameter, value });
   };
@@ -212,17 +260,21 @@ function verifyArgs(self: Self): void {
       `n must be at most ${maxN}, got ${self.n}. To increase this limit, set the VLLM_MAX_N_SEQUENCES environment variable.`,
     );
   }
-  if (!(-2 <= pp && pp <= 2)) fail(`presence_penalty must be in [-2, 2], got ${pp}.`);
-  if (!(-2 <= fp && fp <= 2)) fail(`frequency_penalty must be in [-2, 2], got ${fp}.`);
-  if (!Number.isFinite(rp)) fail(`repetition_penalty must be a finite number, got ${rp}.`);
-  if (rp <= 0) fail(`repetition_penalty must be greater than zero, got ${rp}.`);
-  if (!Number.isFinite(t)) fail(`temperature must be a finite number, got ${t}.`, "temperature", t);
-  if (t < 0) fail(`temperature must be non-negative, got ${t}.`, "temperature", t);
-  if (t > 2) fail(`temperature must be in [0, 2], got ${t}.`, "temperature", t);
+  if (!(-2 <= pp && pp <= 2)) fail(`presence_penalty must be in [-2, 2], got ${f(pp)}.`);
+  if (!(-2 <= fp && fp <= 2)) fail(`frequency_penalty must be in [-2, 2], got ${f(fp)}.`);
+  // The finite checks and the upper temperature bound exist from v0.24 (ebb0a71a, #44965).
+  if (rules.temperatureBounded && !Number.isFinite(rp))
+    fail(`repetition_penalty must be a finite number, got ${f(rp)}.`);
+  if (rp <= 0) fail(`repetition_penalty must be greater than zero, got ${f(rp)}.`);
+  if (rules.temperatureBounded && !Number.isFinite(t))
+    fail(`temperature must be a finite number, got ${f(t)}.`, "temperature", t);
+  if (t < 0) fail(`temperature must be non-negative, got ${f(t)}.`, "temperature", t);
+  if (rules.temperatureBounded && t > 2)
+    fail(`temperature must be in [0, 2], got ${f(t)}.`, "temperature", t);
   if (!(0 < self.top_p && self.top_p <= 1))
-    fail(`top_p must be in (0, 1], got ${self.top_p}.`, "top_p", self.top_p);
+    fail(`top_p must be in (0, 1], got ${f(self.top_p)}.`, "top_p", self.top_p);
   if (self.top_k < -1n) fail(`top_k must be 0 (disable), or at least 1, got ${self.top_k}.`);
-  if (!(0 <= self.min_p && self.min_p <= 1)) fail(`min_p must be in [0, 1], got ${self.min_p}.`);
+  if (!(0 <= self.min_p && self.min_p <= 1)) fail(`min_p must be in [0, 1], got ${f(self.min_p)}.`);
   if (self.max_tokens !== null && self.max_tokens < 1n) {
     fail(`max_tokens must be at least 1, got ${self.max_tokens}.`, "max_tokens", self.max_tokens);
   }
@@ -230,7 +282,7 @@ function verifyArgs(self: Self): void {
   if (self.max_tokens !== null && self.min_tokens > self.max_tokens) {
     fail(`min_tokens must be less than or equal to max_tokens=${self.max_tokens}, got ${self.min_tokens}.`);
   }
-  const si = self.stream_interval as bigint | null;
+  const si = (self.stream_interval ?? null) as bigint | null; // absent before main
   if (si !== null && si < 1n) fail(`stream_interval must be at least 1, got ${si}.`, "stream_interval", si);
   const lp = self.logprobs as bigint | null;
   if (lp !== null && lp !== -1n && lp < 0n)
@@ -250,11 +302,13 @@ function verifyArgs(self: Self): void {
 }
 
 /** SamplingParams.__post_init__: normalisations, then _verify_args, then the greedy check. */
-function samplingParamsPostInit(self: Self): void {
+function samplingParamsPostInit(self: Self, rules: DecodeRules): void {
   if (0 < self.temperature && self.temperature < MAX_TEMP)
     self.temperature = Math.max(self.temperature, MAX_TEMP);
   if (self.seed === -1n) self.seed = null;
-  self.thinking_token_budget = validateThinkingTokenBudget(self.thinking_token_budget as bigint | null);
+  // v0.23+ (739af5c7, #43402); v0.22.1's __post_init__ keeps whatever int was sent, -1 included.
+  if (rules.thinkingTokenBudgetChecked)
+    self.thinking_token_budget = validateThinkingTokenBudget(self.thinking_token_budget as bigint | null);
   if (self.stop === null) self.stop = [];
   else if (typeof self.stop === "string") self.stop = [self.stop];
   if (self.stop_token_ids === null) self.stop_token_ids = [];
@@ -263,7 +317,7 @@ function samplingParamsPostInit(self: Self): void {
   if (stop.length > 0 && !self.include_stop_str_in_output) {
     self.output_text_buffer_length = BigInt(Math.max(...stop.map((s) => [...s].length)) - 1);
   }
-  verifyArgs(self);
+  verifyArgs(self, rules);
   if (self.temperature < SAMPLING_EPS) {
     self.top_p = 1;
     self.top_k = 0n;
@@ -277,8 +331,17 @@ function samplingParamsPostInit(self: Self): void {
 
 export type DecodedSamplingParams = Self;
 
-export function decodeSamplingParams(v: unknown, path: string): DecodedSamplingParams {
-  const self = decodeMapStruct(v, path, SAMPLING_FIELDS) as Self;
-  samplingParamsPostInit(self);
+export function decodeSamplingParams(
+  v: unknown,
+  path: string,
+  rules: DecodeRules = PIN_DECODE_RULES,
+): DecodedSamplingParams {
+  let fields = FIELDS_BY_VERSION.get(rules.version);
+  if (fields === undefined) {
+    fields = samplingFields(rules);
+    FIELDS_BY_VERSION.set(rules.version, fields);
+  }
+  const self = decodeMapStruct(v, path, fields) as Self;
+  postInit(rules, path, () => samplingParamsPostInit(self, rules));
   return self;
 }
