@@ -20,6 +20,7 @@ export {
   UnexpectedEngineIdentityError,
   UnexpectedHandshakeMessageError,
   UtilityCallError,
+  UtilityNotAvailableError,
   UtilityTimeoutError,
 } from "@vllm-engine-core/protocol";
 
