@@ -357,7 +357,10 @@ export class EngineCoreClient implements AsyncDisposable {
       options,
     );
   }
-  /** `wake_up(tags: list[str] | None = None)`; `["scheduling"]` ends a level-0 sleep. */
+  /**
+   * `wake_up(tags: list[str] | None = None)`; `["scheduling"]` ends a level-0 sleep. A partial wake resumes
+   * the scheduler before v0.24 and leaves it paused from v0.24 on (README, "Utilities per vLLM version").
+   */
   async wakeUp(tags: string[] | null = null, options: UtilityCallOptions = {}): Promise<void> {
     await this.callUtility("wake_up", [arg.strListOrNull("wakeUp(tags)", tags)], options);
   }
