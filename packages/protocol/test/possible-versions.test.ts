@@ -3,13 +3,10 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import {
-  decodeReadyResponse,
-  type EngineCoreReadyResponse,
-  possibleVersions,
-  type VllmVersion,
-} from "../src/index.js";
+import { type EngineCoreReadyResponse, possibleVersions, type VllmVersion } from "../src/index.js";
+import { decodersFor, FRAME_SHAPES } from "./helpers/frame-shapes.js";
 
+const { decodeReadyResponse } = decodersFor(FRAME_SHAPES);
 const DIR = join(import.meta.dirname, "vectors", "versions");
 const registrations = new Map<VllmVersion, EngineCoreReadyResponse>();
 for (const file of readdirSync(DIR).filter((f) => f.endsWith(".json"))) {
