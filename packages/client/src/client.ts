@@ -11,6 +11,7 @@ import {
   InvalidRequestError,
   type LoRARequestInit,
   UtilityCallError,
+  type VllmVersion,
 } from "@vllm-engine-core/protocol";
 import {
   attachConnection,
@@ -21,6 +22,12 @@ import {
   type RuntimeConnection,
 } from "@vllm-engine-core/runtime";
 import { sameValue } from "./consensus.js";
+import {
+  checkUtilityAvailable,
+  type EngineVersions,
+  engineVersions,
+  requestVersions,
+} from "./engine-versions.js";
 import { EngineCoreOutputStream, type StreamController } from "./output-stream.js";
 import { buildRequest, type CallRequest } from "./request.js";
 import { arg, checkCallOptions, type PauseMode, type UtilityCallOptions } from "./utility-args.js";
@@ -42,6 +49,7 @@ export class EngineCoreClient implements AsyncDisposable {
   readonly #modelName: string;
   readonly #streams = new Map<string, EngineCoreOutputStream>();
   #closed = false;
+  #versions: { engines: EngineVersions[]; request: VllmVersion[] } | undefined;
 
   private constructor(connection: RuntimeConnection, clientIndex: number, modelName: string) {
     this.#connection = connection;
@@ -171,6 +179,15 @@ export class EngineCoreClient implements AsyncDisposable {
       throw new ClientClosedError({ detail: "EngineCoreClient.shutdown() was called on this client" });
   }
 
+  /** The versions each engine may be, from its registration (fixed once connected). */
+  get #engineVersions(): { engines: EngineVersions[]; request: VllmVersion[] } {
+    if (this.#versions === undefined) {
+      const engines = engineVersions(this.#connection.info.engines);
+      this.#versions = { engines, request: requestVersions(engines) };
+    }
+    return this.#versions;
+  }
+
   #checkUsable(): void {
     this.#checkOpen();
     const health = this.#connection.healthError;
@@ -178,15 +195,18 @@ export class EngineCoreClient implements AsyncDisposable {
   }
 
   /**
-   * Sends one request and returns its output stream. The request is validated first
-   * (`InvalidRequestError`, nothing is sent); `clientIndex` is stamped; a duplicate live request id is
-   * rejected. Leaving the stream early (`break`, `return()`, `signal`) aborts the request on the engine.
+   * Sends one request and returns its output stream. The request is validated first, with the rules of
+   * the engines' vLLM versions (`InvalidRequestError`, nothing is sent); `clientIndex` is stamped; a
+   * duplicate live request id is rejected. Leaving the stream early (`break`, `return()`, `signal`) aborts the request on the engine.
    */
   async call(request: CallRequest, options: { signal?: AbortSignal } = {}): Promise<EngineCoreOutputStream> {
     this.#checkUsable();
     const { signal } = options;
     signal?.throwIfAborted();
-    const wire = buildRequest(request, this.#clientIndex, { maxModelLen: this.maxModelLen });
+    const wire = buildRequest(request, this.#clientIndex, {
+      maxModelLen: this.maxModelLen,
+      vllmVersions: this.#engineVersions.request,
+    });
     const requestId = wire.requestId;
     // Checked here too (the runtime checks across threads): registering the new stream below would
     // otherwise replace the live one in #streams, and abort() could then no longer end it.
@@ -264,7 +284,10 @@ export class EngineCoreClient implements AsyncDisposable {
   // as in vLLM. The typed helpers follow the signatures of vLLM's EngineCore / EngineCoreProc methods
   // (vllm/v1/engine/core.py at the pinned revision): argument order, defaults and literal values.
 
-  /** Calls `method` on every engine; returns one result per engine, in engine order. */
+  /**
+   * Calls `method` on every engine; returns one result per engine, in engine order. A method that an
+   * engine's vLLM version does not have fails with `UtilityNotAvailableError` before anything is sent.
+   */
   async callUtility<T = unknown>(
     method: string,
     args: readonly unknown[] = [],
@@ -277,6 +300,7 @@ export class EngineCoreClient implements AsyncDisposable {
         detail: `callUtility needs the name of an EngineCore method, got ${JSON.stringify(method)}`,
       });
     }
+    checkUtilityAvailable(method, this.#engineVersions.engines);
     const bounds = checkCallOptions(options);
     bounds.signal?.throwIfAborted();
     let replies: Awaited<ReturnType<RuntimeConnection["callUtility"]>>;
@@ -334,7 +358,10 @@ export class EngineCoreClient implements AsyncDisposable {
       options,
     );
   }
-  /** `wake_up(tags: list[str] | None = None)`; `["scheduling"]` ends a level-0 sleep. */
+  /**
+   * `wake_up(tags: list[str] | None = None)`; `["scheduling"]` ends a level-0 sleep. A partial wake resumes
+   * the scheduler before v0.24 and leaves it paused from v0.24 on (README, "Utilities per vLLM version").
+   */
   async wakeUp(tags: string[] | null = null, options: UtilityCallOptions = {}): Promise<void> {
     await this.callUtility("wake_up", [arg.strListOrNull("wakeUp(tags)", tags)], options);
   }

@@ -23,6 +23,7 @@ export {
   UnexpectedEngineIdentityError,
   UnexpectedHandshakeMessageError,
   UtilityCallError,
+  UtilityNotAvailableError,
   UtilityTimeoutError,
   VllmEngineCoreError,
 } from "@vllm-engine-core/protocol";

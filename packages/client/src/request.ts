@@ -1,7 +1,7 @@
 // Turns what a caller passes to `call()` into a complete `EngineCoreRequest`. The engine decodes
 // requests on its input thread with no error path back to us (an undecodable or invalid request kills
 // that thread), so every rule of that decode is checked first (validation/).
-import type { EngineCoreRequest } from "@vllm-engine-core/protocol";
+import type { EngineCoreRequest, VllmVersion } from "@vllm-engine-core/protocol";
 import { validateRequest } from "./validation/index.js";
 
 /** What `call()` accepts: the required fields, everything else defaults like vLLM's Python frontend. */
@@ -9,15 +9,19 @@ export type CallRequest = Pick<EngineCoreRequest, "requestId" | "promptTokenIds"
   Partial<Omit<EngineCoreRequest, "requestId" | "promptTokenIds">>;
 
 /**
- * Validates `input` and returns the full wire request: defaults filled in as vLLM's Python
- * frontend does (arrival time now, no multimodal features, no LoRA), `clientIndex` stamped.
+ * Validates `input` with the rules of the engines' vLLM versions and returns the full wire request:
+ * defaults filled in as vLLM's Python frontend does (arrival time now, no multimodal features, no
+ * LoRA), `clientIndex` stamped.
  */
 export function buildRequest(
   input: CallRequest,
   clientIndex: number,
-  limits: { maxModelLen: number | undefined },
+  limits: { maxModelLen: number | undefined; vllmVersions?: readonly VllmVersion[] },
 ): EngineCoreRequest {
-  validateRequest(input, { maxModelLen: limits.maxModelLen });
+  validateRequest(input, {
+    maxModelLen: limits.maxModelLen,
+    ...(limits.vllmVersions === undefined ? {} : { vllmVersion: limits.vllmVersions }),
+  });
   return {
     ...input,
     mmFeatures: input.mmFeatures ?? null,

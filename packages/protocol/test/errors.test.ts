@@ -25,6 +25,7 @@ import {
   UnexpectedEngineIdentityError,
   UnexpectedHandshakeMessageError,
   UtilityCallError,
+  UtilityNotAvailableError,
   UtilityTimeoutError,
   VllmEngineCoreError,
 } from "../src/index.js";
@@ -141,6 +142,17 @@ const samples: [VllmEngineCoreError, string, Record<string, unknown>][] = [
     new UtilityTimeoutError({ method: "sleep", engineIndices: [1, 3], timeoutMs: 250 }),
     "UTILITY_TIMEOUT",
     { method: "sleep", engineIndices: [1, 3], timeoutMs: 250 },
+  ],
+  [
+    new UtilityNotAvailableError({
+      method: "get_weight_version",
+      engineIndex: 1,
+      reportedVersion: "0.25.1",
+      engineVersions: ["0.25"],
+      since: "main",
+    }),
+    "UTILITY_NOT_AVAILABLE",
+    { method: "get_weight_version", engineIndex: 1, engineVersions: ["0.25"], since: "main" },
   ],
   [new RequestStreamClosedError({ requestId: "r2" }), "REQUEST_STREAM_CLOSED", { requestId: "r2" }],
   [new ConnectAbortedError(), "CONNECT_ABORTED", {}],

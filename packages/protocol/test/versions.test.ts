@@ -29,6 +29,7 @@ import {
 import { encodeFrames } from "../src/messages/run.js";
 import { type AnyCodec, CALL_ID } from "../src/schema/codec.js";
 import { StructCodec } from "../src/schema/struct.js";
+import { TENSOR, type Tensor } from "../src/schema/tensor.js";
 import {
   EngineCoreReadyResponseCodec,
   EngineHandshakeMetadataCodec,
@@ -98,6 +99,11 @@ function toWire(codec: AnyCodec, value: unknown, path: string): Json {
     // Not a Struct in vLLM: MsgpackEncoder writes UtilityResult as the pair (type_info, value).
     const r = value as output.UtilityResult;
     return [opaque(r.typeInfo, `${path}[0]`), opaque(r.value, `${path}[1]`)];
+  }
+  if (codec === TENSOR) {
+    // numpy arrays / torch tensors: the vector lists the elements in C order.
+    const t = value as Tensor;
+    return { dtype: t.dtype, shape: t.shape, data: Array.from(t.data as ArrayLike<number | bigint>, Number) };
   }
   if (codec instanceof StructCodec) {
     const obj = value as Record<string, unknown>;
@@ -210,6 +216,8 @@ const CODECS: Record<string, StructCodec<unknown, unknown>> = Object.fromEntries
     output.EngineCoreOutputsCodec,
     output.EngineCoreOutputCodec,
     output.EngineCoreEventCodec,
+    output.LogprobsListsCodec,
+    output.LogprobsTensorsCodec,
     output.UtilityOutputCodec,
     output.SchedulerStatsCodec,
     output.SchedulerIterationDetailsCodec,

@@ -1,16 +1,20 @@
 // Carries the request id and the rules in force; turns a broken rule into an InvalidRequestError that
-// names the field, the value and the rule (with the vLLM file and function that enforce it).
+// names the field, the value and the rule (with the vLLM file and function that enforce it, and the
+// first vLLM version that does when not every version does).
 import { Float64, InvalidRequestError, MsgpackExt } from "@vllm-engine-core/protocol";
 import { PIN_VERSION, REQUEST_RULES, rulesFor, type VllmVersion } from "./rules.js";
 
 export class Checker {
   readonly #active: ReadonlySet<string>;
+  readonly #versions: readonly VllmVersion[];
 
+  /** `versions`: the vLLM versions the request may meet; the rules of every one of them apply. */
   constructor(
     readonly requestId: string | undefined,
-    version: VllmVersion = PIN_VERSION,
+    versions: readonly VllmVersion[] = [PIN_VERSION],
   ) {
-    this.#active = rulesFor(version);
+    this.#active = rulesFor(versions);
+    this.#versions = versions;
   }
 
   /** Whether rule `id` is in force for the engine's version. */
@@ -27,7 +31,13 @@ export class Checker {
       field,
       detail: detail ?? rule.text,
       value: value === MISSING ? undefined : renderValue(value),
-      rule: { id: rule.id, text: rule.text, source: rule.source },
+      rule: {
+        id: rule.id,
+        text: rule.text,
+        source: rule.source,
+        ...(rule.since === undefined ? {} : { since: rule.since }),
+      },
+      vllmVersions: this.#versions,
     });
   }
 

@@ -74,4 +74,7 @@ export function verifyEngineCoreRequest(
   nullable(request.reasoningParserKwargs, (v) =>
     strMap(c, "reasoningParserKwargs", v, (field, x) => any(c, field, x)),
   );
+  // session_id: str | None, appended after the pin (f57123aa). Engines up to the pin skip the extra
+  // trailing element; the codec writes it only when set, and only a str.
+  nullable(request.sessionId, (v) => str(c, "sessionId", v));
 }

@@ -16,8 +16,12 @@ export {
 } from "./rules.js";
 
 export interface ValidateOptions extends RequestLimits {
-  /** The engine's vLLM version whose rules apply (only the pinned revision is implemented). */
-  vllmVersion?: VllmVersion;
+  /**
+   * The engine's vLLM version whose rules apply (default: the pinned revision), or several: the
+   * request must then be valid for every one of them (an engine whose exact version is not known, or
+   * several engines any of which may get the request). See `possibleVersions` in the protocol package.
+   */
+  vllmVersion?: VllmVersion | readonly VllmVersion[];
 }
 
 /**
@@ -29,9 +33,11 @@ export function validateRequest(
   request: CallRequest | unknown,
   options: ValidateOptions = {},
 ): asserts request is CallRequest {
-  const version = options.vllmVersion ?? PIN_VERSION;
-  if (!isPlainObject(request)) new Checker(undefined, version).fail("client.request", "request", request);
+  const given = options.vllmVersion ?? PIN_VERSION;
+  const versions: readonly VllmVersion[] = typeof given === "string" ? [given] : given;
+  if (versions.length === 0) throw new RangeError("validateRequest: vllmVersion is an empty list");
+  if (!isPlainObject(request)) new Checker(undefined, versions).fail("client.request", "request", request);
   const id = (request as Record<string, unknown>).requestId;
-  const c = new Checker(typeof id === "string" ? id : undefined, version);
+  const c = new Checker(typeof id === "string" ? id : undefined, versions);
   verifyEngineCoreRequest(c, request as Record<string, unknown>, options);
 }

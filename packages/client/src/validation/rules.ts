@@ -1,28 +1,37 @@
 // The request rules, one table. Every rule names where vLLM enforces it (file + function) and the vLLM
-// versions it applies to, so that validation can later follow the connected engine's version (issue 15).
-// Only the pinned revision is implemented: each rule lists just PIN_VERSION.
+// versions it applies to: validation follows the connected engine's version (issue 15). Rules were read
+// from each supported revision's vllm/sampling_params.py, pooling_params.py, lora/request.py,
+// multimodal/inputs.py, v1/serial_utils.py and v1/engine/{__init__,core,input_processor}.py; a rule
+// without `since` is the same in every supported version (v0.22.1, v0.23.0, v0.24.0, v0.25.1, the pin
+// c67fe497 and main after it).
 //
 // Stages: "decode" rules run while vLLM's engine decodes an ADD (msgspec typed decode of
 // EngineCoreRequest and every __post_init__ it triggers, in EngineCoreProc.process_input_sockets, outside
 // any try/except: a failure kills the engine's input thread). "frontend" rules are checks vLLM's own
 // frontend makes before a request reaches the engine, kept because this client is that frontend.
 // "client" rules are what this client can represent on the wire (JavaScript numbers, encodable values).
-import type { RequestRule } from "@vllm-engine-core/protocol";
+import {
+  PINNED_VERSION,
+  type RequestRule,
+  VLLM_VERSIONS,
+  type VllmVersion,
+  versionHas,
+} from "@vllm-engine-core/protocol";
 
-/** The vLLM revision the codec is pinned to; the only version the rule table covers so far. */
-export const PIN_VERSION = "main@c67fe497";
-/** A vLLM version the rules can be selected for (issue 15 adds the releases). */
-export type VllmVersion = typeof PIN_VERSION;
+export type { VllmVersion };
+
+/** The version whose rules apply when none is given: the pinned revision (main at c67fe497). */
+export const PIN_VERSION: VllmVersion = PINNED_VERSION;
 
 export type RuleStage = "decode" | "frontend" | "client";
 
 export interface RuleSpec extends RequestRule {
   stage: RuleStage;
-  /** The versions where this rule applies. */
+  /** The versions where this rule applies (oldest first). */
   versions: readonly VllmVersion[];
+  /** The upstream change that introduced a rule not every supported version has. */
+  change?: { pr: number; commit: string };
 }
-
-const AT_PIN = [PIN_VERSION] as const;
 
 const MSGSPEC =
   "msgspec typed decode: MsgpackDecoder(EngineCoreRequest) in vllm/v1/engine/core.py EngineCoreProc.process_input_sockets";
@@ -30,6 +39,48 @@ const SP = "vllm/sampling_params.py";
 const SERIAL = "vllm/v1/serial_utils.py";
 
 type Entry = [id: string, stage: RuleStage, source: string, text: string];
+
+/** Rules that only some versions enforce: the first version, and the upstream PR and commit. */
+const SINCE: Readonly<Record<string, { since: VllmVersion; pr: number; commit: string }>> = {
+  // validate_thinking_token_budget (739af5c7). v0.22 takes any int: -1 and other negatives reach the
+  // sampler's ThinkingBudgetState, which treats -1 as unlimited.
+  "SamplingParams.thinking_token_budget.min": {
+    since: "0.23",
+    pr: 43402,
+    commit: "739af5c7e1603b6c9a4d376b52dc7f4b19e1403d",
+  },
+  // math.isfinite checks (d598d239). Before v0.24 NaN passes every comparison in _verify_args and
+  // an infinite temperature or repetition_penalty is in range.
+  "SamplingParams.temperature.finite": {
+    since: "0.24",
+    pr: 45116,
+    commit: "d598d239737cfa37bcfcb98886ec3f3557fc7198",
+  },
+  "SamplingParams.repetition_penalty.finite": {
+    since: "0.24",
+    pr: 45116,
+    commit: "d598d239737cfa37bcfcb98886ec3f3557fc7198",
+  },
+  "SamplingParams.temperature.max": {
+    since: "0.24",
+    pr: 44965,
+    commit: "ebb0a71ad0b2e2a09ed76b14338465f6b121ebfd",
+  },
+  // The field exists from 8040ef24; older engines skip the unknown key (SamplingParams is a map
+  // struct without forbid_unknown_fields in every version), so they never check it.
+  "SamplingParams.stream_interval.min": {
+    since: "main",
+    pr: 49754,
+    commit: "8040ef242662af2f07614d78862c53338f046878",
+  },
+  // check_removed_pooling_task (e6d1310b). msgspec's PoolingTask Literal check runs first and rejects
+  // these names in every version, so over the wire the rule cannot fire before the Literal one.
+  "PoolingParams.task.removed": {
+    since: "main",
+    pr: 48984,
+    commit: "e6d1310b2ac52e56e266450693af9de12a871a51",
+  },
+};
 
 const ENTRIES: readonly Entry[] = [
   // ---- msgspec's type rules (strict typed decode) ----
@@ -345,12 +396,39 @@ const ENTRIES: readonly Entry[] = [
 ];
 
 export const REQUEST_RULES: ReadonlyMap<string, RuleSpec> = new Map(
-  ENTRIES.map(([id, stage, source, text]) => [id, { id, stage, source, text, versions: AT_PIN }]),
+  ENTRIES.map(([id, stage, source, text]): [string, RuleSpec] => {
+    const since = SINCE[id];
+    if (since === undefined) return [id, { id, stage, source, text, versions: VLLM_VERSIONS }];
+    const versions = VLLM_VERSIONS.filter((v) => versionHas(v, since.since));
+    return [
+      id,
+      {
+        id,
+        stage,
+        source,
+        text,
+        since: since.since,
+        versions,
+        change: { pr: since.pr, commit: since.commit },
+      },
+    ];
+  }),
 );
 
-/** The ids of the rules in force for `version`. */
-export function rulesFor(version: VllmVersion = PIN_VERSION): ReadonlySet<string> {
+/**
+ * The ids of the rules in force for an engine of `version`, or for a request that any engine of
+ * `versions` may receive (every rule of every one of them: the most restrictive set).
+ */
+export function rulesFor(version: VllmVersion | readonly VllmVersion[] = PIN_VERSION): ReadonlySet<string> {
+  const versions: readonly VllmVersion[] = typeof version === "string" ? [version] : version;
+  for (const v of versions) {
+    if (!VLLM_VERSIONS.includes(v)) {
+      throw new RangeError(`unknown vLLM version ${JSON.stringify(v)} (one of ${VLLM_VERSIONS.join(", ")})`);
+    }
+  }
   const ids = new Set<string>();
-  for (const rule of REQUEST_RULES.values()) if (rule.versions.includes(version)) ids.add(rule.id);
+  for (const rule of REQUEST_RULES.values()) {
+    if (versions.some((v) => rule.versions.includes(v))) ids.add(rule.id);
+  }
   return ids;
 }

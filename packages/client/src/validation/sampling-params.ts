@@ -1,4 +1,4 @@
-// SamplingParams as vLLM decodes it (vllm/sampling_params.py at the pin): msgspec's field types, then
+// SamplingParams as vLLM decodes it (vllm/sampling_params.py, v0.22.1 to main): msgspec's field types, then
 // SamplingParams.__post_init__ — its normalisations, validate_thinking_token_budget, _verify_args and
 // _verify_greedy_sampling — in the order vLLM runs them. msgspec runs __post_init__ during the decode.
 // The value is the sparse camelCase view the codec writes: an undefined key is left out (its default).
@@ -160,7 +160,7 @@ export function verifySamplingParams(c: Checker, at: string, value: unknown): vo
   // __post_init__: 0 < temperature < _MAX_TEMP is raised to _MAX_TEMP (logged, not rejected).
   let temperature = d.temperature;
   if (temperature > 0 && temperature < MAX_TEMP) temperature = MAX_TEMP;
-  // validate_thinking_token_budget: -1 means unlimited (None); other negatives are rejected.
+  // validate_thinking_token_budget (from v0.23): -1 means unlimited (None); other negatives are rejected.
   const budget = d.thinkingTokenBudget;
   c.require(
     budget === null || budget >= -1n,
@@ -194,8 +194,9 @@ export function verifySamplingParams(c: Checker, at: string, value: unknown): vo
     f("repetitionPenalty"),
     d.repetitionPenalty,
   );
+  // `repetition_penalty <= 0.0` as vLLM writes it: before v0.24 (no finiteness check) NaN passes.
   c.require(
-    d.repetitionPenalty > 0,
+    !(d.repetitionPenalty <= 0),
     "SamplingParams.repetition_penalty.positive",
     f("repetitionPenalty"),
     d.repetitionPenalty,

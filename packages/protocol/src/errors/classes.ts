@@ -1,3 +1,4 @@
+import { VLLM_VERSION_INFO, type VllmVersion } from "../versions/versions.js";
 import { VllmEngineCoreError } from "./base.js";
 
 const VERSION_HINT =
@@ -278,6 +279,8 @@ export interface RequestRule {
   text: string;
   /** The vLLM file and function that enforce it, e.g. "vllm/sampling_params.py SamplingParams._verify_args". */
   source: string;
+  /** First vLLM version that enforces it, when older supported versions do not (e.g. "0.24"). */
+  since?: VllmVersion | undefined;
 }
 
 /** A request failed client-side validation (it would crash the engine's input thread). */
@@ -292,16 +295,24 @@ export class InvalidRequestError extends VllmEngineCoreError {
   readonly value: string | undefined;
   /** The rule the value breaks, when it is one of vLLM's (or the client's) documented rules. */
   readonly rule: RequestRule | undefined;
+  /**
+   * The vLLM versions whose rules were applied: what the connected engines' registrations allow them to
+   * be (see the client README, "Validation per vLLM version"), or what `validateRequest` was given.
+   */
+  readonly vllmVersions: VllmVersion[] | undefined;
   constructor(options: {
     requestId?: string | undefined;
     field: string;
     detail: string;
     value?: string | undefined;
     rule?: RequestRule | undefined;
+    vllmVersions?: readonly VllmVersion[] | undefined;
   }) {
     const which = options.requestId === undefined ? "The request" : `Request "${options.requestId}"`;
     const shown = options.value === undefined ? "" : ` (value ${options.value})`;
-    const where = options.rule === undefined ? "" : ` [rule ${options.rule.id}, ${options.rule.source}]`;
+    const rule = options.rule;
+    const since = rule?.since === undefined ? "" : `, vLLM ${VLLM_VERSION_INFO[rule.since].label} and later`;
+    const where = rule === undefined ? "" : ` [rule ${rule.id}, ${rule.source}${since}]`;
     super(
       `${which} is invalid at ${options.field}${shown}: ${options.detail}${where}. Fix that field and resubmit.`,
     );
@@ -309,7 +320,8 @@ export class InvalidRequestError extends VllmEngineCoreError {
     this.field = options.field;
     this.detail = options.detail;
     this.value = options.value;
-    this.rule = options.rule === undefined ? undefined : { ...options.rule };
+    this.rule = rule === undefined ? undefined : { ...rule };
+    this.vllmVersions = options.vllmVersions === undefined ? undefined : [...options.vllmVersions];
   }
 }
 
@@ -344,6 +356,55 @@ export class UtilityCallError extends VllmEngineCoreError {
     this.method = options.method;
     this.engineIndex = options.engineIndex;
     this.failureMessage = options.failureMessage;
+  }
+}
+
+/**
+ * A utility method that the engine's vLLM version does not have (`UTILITY_METHODS`): refused before
+ * anything is sent, instead of the engine's "object has no attribute" failure.
+ */
+export class UtilityNotAvailableError extends VllmEngineCoreError {
+  override readonly name = "UtilityNotAvailableError";
+  readonly code = "UTILITY_NOT_AVAILABLE" as const;
+  readonly method: string;
+  readonly engineIndex: number;
+  /** The engine's `vllm_version` as it registered (undefined for v0.22 engines, which do not send it). */
+  readonly reportedVersion: string | undefined;
+  /** The vLLM versions the engine's registration allows it to be; none of them has the method. */
+  readonly engineVersions: VllmVersion[];
+  /** First version with the method, when it is newer than the engine. */
+  readonly since: VllmVersion | undefined;
+  /** Last version with the method, when the engine is newer. */
+  readonly until: VllmVersion | undefined;
+  constructor(options: {
+    method: string;
+    engineIndex: number;
+    reportedVersion?: string | undefined;
+    engineVersions: readonly VllmVersion[];
+    since?: VllmVersion | undefined;
+    until?: VllmVersion | undefined;
+  }) {
+    const versions = options.engineVersions.map((v) => VLLM_VERSION_INFO[v].label);
+    const runs =
+      options.reportedVersion === undefined
+        ? `vLLM ${versions.join(" … ")}`
+        : `vLLM ${options.reportedVersion}, ${versions.length === 1 ? "" : "read as "}${versions.join(" … ")}`;
+    const span =
+      options.since !== undefined
+        ? `it exists from vLLM ${VLLM_VERSION_INFO[options.since].label} on`
+        : options.until !== undefined
+          ? `it was removed after vLLM ${VLLM_VERSION_INFO[options.until].label}`
+          : "its version does not have it";
+    super(
+      `Engine ${options.engineIndex} (${runs}) has no utility method "${options.method}": ${span}. ` +
+        "Nothing was sent; call it only on engines of a vLLM version that has it (see the client README, utilities per version).",
+    );
+    this.method = options.method;
+    this.engineIndex = options.engineIndex;
+    this.reportedVersion = options.reportedVersion;
+    this.engineVersions = [...options.engineVersions];
+    this.since = options.since;
+    this.until = options.until;
   }
 }
 

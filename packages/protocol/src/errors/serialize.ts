@@ -19,6 +19,7 @@ import {
   UnexpectedEngineIdentityError,
   UnexpectedHandshakeMessageError,
   UtilityCallError,
+  UtilityNotAvailableError,
   UtilityTimeoutError,
 } from "./classes.js";
 
@@ -56,6 +57,7 @@ for (const cls of [
   UtilityCallError,
   InconsistentUtilityResultsError,
   UtilityTimeoutError,
+  UtilityNotAvailableError,
   RequestStreamClosedError,
   ConnectAbortedError,
 ] as const) {

@@ -172,14 +172,24 @@ export const WIRE_CHANGES: readonly WireChange[] = [
   },
   {
     kind: "validation",
+    subject: "SamplingParams.temperature / SamplingParams.repetition_penalty",
+    label: "temperature and repetition_penalty must be finite (decode-time)",
+    since: "0.24",
+    commit: "d598d239737cfa37bcfcb98886ec3f3557fc7198",
+    pr: 45116,
+    date: "2026-06-11",
+    summary:
+      "_verify_args rejects a NaN or infinite temperature or repetition_penalty. Before v0.24 both pass decode (NaN compares false with every bound). Also in v0.23.1rc0, which was cut from main.",
+  },
+  {
+    kind: "validation",
     subject: "SamplingParams.temperature",
-    label: "temperature must be finite and ≤ 2 (decode-time)",
+    label: "temperature must be ≤ 2 (decode-time)",
     since: "0.24",
     commit: "ebb0a71ad0b2e2a09ed76b14338465f6b121ebfd",
     pr: 44965,
     date: "2026-06-14",
-    summary:
-      "_verify_args rejects a temperature above 2 or non-finite, and a non-finite repetition_penalty. Before v0.24 a temperature of 3 is accepted.",
+    summary: "_verify_args rejects a temperature above 2. Before v0.24 a temperature of 3 is accepted.",
   },
   {
     kind: "validation",

@@ -9,7 +9,7 @@ export {
   compatibilityTable,
   withCompatibilityTable,
 } from "./compat.js";
-export { type EngineVersion, engineVersionOf } from "./engine.js";
+export { type EngineVersion, engineVersionOf, possibleVersions } from "./engine.js";
 export { UTILITY_METHODS, type UtilityMethod, utilityAvailable, utilityMethod } from "./utilities.js";
 export {
   isVllmVersion,
