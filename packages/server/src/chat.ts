@@ -177,7 +177,7 @@ export async function chatCompletions(
     };
   }
 
-  const sse = new SseWriter(reply.raw);
+  const sse = new SseWriter(reply.raw, ctx.sseStats);
   reply.hijack();
   sse.open();
   const chunk = (choices: unknown[], extra: Record<string, unknown> = {}) => ({

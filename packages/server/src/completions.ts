@@ -143,7 +143,7 @@ export async function completions(
     };
   }
 
-  const sse = new SseWriter(reply.raw);
+  const sse = new SseWriter(reply.raw, ctx.sseStats);
   reply.hijack();
   sse.open();
   let completionTokens = 0;

@@ -6,6 +6,7 @@ import { type TextRequest, type TextStream, type Tokenizer, textStream } from "@
 import type { FastifyReply } from "fastify";
 import { OpenAIApiError } from "./errors.js";
 import type { Body } from "./params.js";
+import type { SseStats } from "./sse.js";
 
 /** The part of EngineCoreClient the server uses. */
 export type EngineClient = Pick<EngineCoreClient, "call" | "healthError" | "maxModelLen" | "vllmVersion">;
@@ -20,6 +21,7 @@ export interface ServerContext {
   maxModelLen: number;
   /** When the server started (`created` of /v1/models). */
   startedAt: number;
+  sseStats: SseStats;
 }
 
 /** vLLM's `random_uuid()`: uuid4 hex. */

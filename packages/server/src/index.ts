@@ -3,4 +3,4 @@ export type { EngineClient, ServerContext, Usage } from "./context.js";
 export { type ErrorBody, OpenAIApiError, paramOfField, toApiError } from "./errors.js";
 export { MAX_LOGPROBS } from "./params.js";
 export { createServer, type ServerOptions } from "./server.js";
-export { SseWriter } from "./sse.js";
+export { type SseStats, SseWriter } from "./sse.js";

@@ -7,6 +7,7 @@ import { chatCompletions } from "./chat.js";
 import { completions } from "./completions.js";
 import type { EngineClient, ServerContext } from "./context.js";
 import { OpenAIApiError, toApiError } from "./errors.js";
+import type { SseStats } from "./sse.js";
 import { tokenizeRoutes } from "./tokenize.js";
 
 const VERSION = (createRequire(import.meta.url)("../package.json") as { version: string }).version;
@@ -26,6 +27,13 @@ export interface ServerOptions {
   logger?: boolean;
 }
 
+declare module "fastify" {
+  interface FastifyInstance {
+    /** SSE counters of this server (events written, writes that waited for the socket to drain). */
+    sseStats: SseStats;
+  }
+}
+
 export function createServer(options: ServerOptions): FastifyInstance {
   const ctx: ServerContext = {
     client: options.client,
@@ -34,6 +42,7 @@ export function createServer(options: ServerOptions): FastifyInstance {
     modelPath: options.modelPath,
     maxModelLen: options.maxModelLen ?? options.client.maxModelLen,
     startedAt: Math.floor(Date.now() / 1000),
+    sseStats: { events: 0, drainWaits: 0 },
   };
   const app = Fastify({ logger: options.logger ?? false, bodyLimit: options.bodyLimit ?? 64 * 1024 * 1024 });
 
@@ -85,5 +94,6 @@ export function createServer(options: ServerOptions): FastifyInstance {
   app.get("/version", async () => ({ version: VERSION, vllm_version: ctx.client.vllmVersion ?? null }));
 
   tokenizeRoutes(app, ctx);
+  app.decorate("sseStats", ctx.sseStats);
   return app;
 }

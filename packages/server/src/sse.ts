@@ -5,12 +5,22 @@
 // and other streams are not slowed (each awaits only its own socket).
 import type { ServerResponse } from "node:http";
 
+/** Counters a test or an operator can read (`app.sseStats`). */
+export interface SseStats {
+  /** Events written. */
+  events: number;
+  /** Writes that found the socket full and waited for 'drain' before the next engine output was read. */
+  drainWaits: number;
+}
+
 export class SseWriter {
   readonly #raw: ServerResponse;
+  readonly #stats: SseStats | undefined;
   #closed = false;
 
-  constructor(raw: ServerResponse) {
+  constructor(raw: ServerResponse, stats?: SseStats) {
     this.#raw = raw;
+    this.#stats = stats;
     raw.once("close", () => {
       this.#closed = true;
     });
@@ -49,7 +59,9 @@ export class SseWriter {
 
   #write(chunk: string): Promise<boolean> {
     if (this.closed) return Promise.resolve(false);
+    if (this.#stats) this.#stats.events++;
     if (this.#raw.write(chunk)) return Promise.resolve(true);
+    if (this.#stats) this.#stats.drainWaits++;
     return new Promise((resolve) => {
       const onDrain = () => {
         this.#raw.off("close", onClose);
