@@ -42,7 +42,7 @@ export function createServer(options: ServerOptions): FastifyInstance {
     modelPath: options.modelPath,
     maxModelLen: options.maxModelLen ?? options.client.maxModelLen,
     startedAt: Math.floor(Date.now() / 1000),
-    sseStats: { events: 0, drainWaits: 0 },
+    sseStats: { events: 0, drainWaits: 0, maxBufferedBytes: 0 },
   };
   const app = Fastify({ logger: options.logger ?? false, bodyLimit: options.bodyLimit ?? 64 * 1024 * 1024 });
 

@@ -11,6 +11,8 @@ export interface SseStats {
   events: number;
   /** Writes that found the socket full and waited for 'drain' before the next engine output was read. */
   drainWaits: number;
+  /** Most bytes ever queued in one response's user-space buffer (bounded: about one event over 16 KiB). */
+  maxBufferedBytes: number;
 }
 
 export class SseWriter {
@@ -59,9 +61,14 @@ export class SseWriter {
 
   #write(chunk: string): Promise<boolean> {
     if (this.closed) return Promise.resolve(false);
-    if (this.#stats) this.#stats.events++;
-    if (this.#raw.write(chunk)) return Promise.resolve(true);
-    if (this.#stats) this.#stats.drainWaits++;
+    const ok = this.#raw.write(chunk);
+    const stats = this.#stats;
+    if (stats) {
+      stats.events++;
+      stats.maxBufferedBytes = Math.max(stats.maxBufferedBytes, this.#raw.writableLength);
+      if (!ok) stats.drainWaits++;
+    }
+    if (ok) return Promise.resolve(true);
     return new Promise((resolve) => {
       const onDrain = () => {
         this.#raw.off("close", onClose);

@@ -1,8 +1,13 @@
 // Raw HTTP against the server: error shapes and status codes, vLLM's utility endpoints, client disconnects
 // (the request is aborted on the mock engine) and backpressure (a paused reader slows nobody else).
+
+import { randomUUID } from "node:crypto";
 import { request as httpRequest, type IncomingMessage } from "node:http";
+import { connect, createServer as createNetServer, type Socket } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import OpenAI from "openai";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
 import { MODEL, QWEN3_DIR, qwen3, type Stack, startStack } from "./helpers.js";
 
 const tok = qwen3();
@@ -62,6 +67,63 @@ function readEvents(res: IncomingMessage, count = Number.POSITIVE_INFINITY): Pro
     res.once("end", () => resolve(events));
     res.once("error", reject);
   });
+}
+
+/**
+ * A reader on a bare TCP socket (node:http's client keeps reading into its own buffer while paused): sends
+ * the request, and `pause()` really stops reading, so the kernel buffers fill and the server sees a full
+ * socket. `events()` reads the rest (chunked transfer decoding) and returns every SSE event.
+ */
+class RawSseReader {
+  readonly #socket: Socket;
+  #raw = Buffer.alloc(0);
+  #ended: Promise<void>;
+  constructor(socketPath: string, path: string, body: object) {
+    const json = JSON.stringify(body);
+    this.#socket = connect(socketPath);
+    this.#socket.write(
+      `POST ${path} HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\n` +
+        `content-length: ${Buffer.byteLength(json)}\r\nconnection: close\r\n\r\n${json}`,
+    );
+    const chunks: Buffer[] = [];
+    this.#ended = new Promise((resolve, reject) => {
+      // The stream is complete at its [DONE] event (the connection itself may linger).
+      this.#socket.on("data", (c: Buffer) => {
+        chunks.push(c);
+        if (c.subarray(-64).toString("latin1").includes("data: [DONE]\n\n")) {
+          this.#raw = Buffer.concat(chunks);
+          this.#socket.destroy();
+          resolve();
+        }
+      });
+      this.#socket.once("error", reject);
+    });
+    this.received = () => chunks.reduce((n, c) => n + c.length, 0);
+  }
+  readonly received: () => number;
+  pause(): void {
+    this.#socket.pause();
+  }
+  async events(): Promise<{ events: string[]; bodyBytes: number }> {
+    this.#socket.resume();
+    await this.#ended;
+    const raw = this.#raw;
+    const headerEnd = raw.indexOf("\r\n\r\n");
+    let at = headerEnd + 4;
+    const parts: Buffer[] = [];
+    // With `connection: close` Node sends the body as is, up to the close; else chunked.
+    const chunked = /transfer-encoding: chunked/i.test(raw.subarray(0, headerEnd).toString("latin1"));
+    if (!chunked) parts.push(raw.subarray(at));
+    while (chunked) {
+      const eol = raw.indexOf("\r\n", at);
+      const size = Number.parseInt(raw.subarray(at, eol).toString("latin1"), 16);
+      if (size === 0) break;
+      parts.push(raw.subarray(eol + 2, eol + 2 + size));
+      at = eol + 2 + size + 2;
+    }
+    const body = Buffer.concat(parts).toString("utf8");
+    return { events: body.split("\n\n").filter((e) => e !== ""), bodyBytes: Buffer.byteLength(body) };
+  }
 }
 
 const payloads = (events: string[]) =>
@@ -196,7 +258,7 @@ describe("engine death", () => {
 describe("streams over raw HTTP", () => {
   let stack: Stack;
   beforeAll(async () => {
-    stack = await startStack({ stepMs: 2, tokensPerStep: 4 });
+    stack = await startStack({ stepMs: 2, tokensPerStep: 16, readyResponse: { maxModelLen: 20_000 } });
   });
   afterAll(async () => {
     await stack?.close();
@@ -244,15 +306,23 @@ describe("streams over raw HTTP", () => {
     const content = "slow reader ".repeat(100);
     const slowBody = {
       messages: [{ role: "user", content }],
-      max_tokens: 3500,
-      ignore_eos: true, // the echo cycles through the prompt (past its <|im_end|>) for all 3500 tokens
+      max_tokens: 16_000,
+      ignore_eos: true, // the echo cycles through the prompt (past its <|im_end|>) for all 16k tokens
       stream: true,
       logprobs: true,
       top_logprobs: 20,
     };
     const waitsBefore = stack.app.sseStats.drainWaits;
-    const slow = await openStream(stack, "/v1/chat/completions", slowBody);
-    const head = await readEvents(slow.res, 2); // read a little, then stop reading
+    // The slow reader comes in over a Unix socket handed to the same HTTP server: its kernel buffers are
+    // small and fixed (TCP on loopback autotunes its receive buffer up to tens of MB), so a paused reader
+    // fills them after a few hundred KB and the server meets a full socket for good.
+    const socketPath = join(tmpdir(), `vec-srv-${randomUUID().slice(0, 8)}.http.sock`);
+    const unix = createNetServer((socket) => stack.app.server.emit("connection", socket));
+    await new Promise<void>((resolve) => unix.listen(socketPath, resolve));
+    onTestFinished(() => new Promise<void>((resolve) => unix.close(() => resolve())));
+    const slow = new RawSseReader(socketPath, "/v1/chat/completions", slowBody);
+    await expect.poll(() => slow.received(), { timeout: 10_000 }).toBeGreaterThan(0);
+    slow.pause(); // read a little, then stop reading
     const openai = new OpenAI({ baseURL: `${stack.baseUrl}/v1`, apiKey: "unused", maxRetries: 0 });
     const prompts = Array.from(
       { length: 4 },
@@ -280,17 +350,23 @@ describe("streams over raw HTTP", () => {
       .poll(() => stack.app.sseStats.drainWaits - waitsBefore, { timeout: 10_000 })
       .toBeGreaterThan(0);
 
-    // Resumed, it gets every token: the chat prompt's ids cycled for 3500 tokens, decoded.
-    const rest = await readEvents(slow.res.resume());
-    const all = payloads([...head, ...rest]);
+    // Resumed, it gets every token: the chat prompt's ids cycled for 16k tokens, decoded.
+    const { events: rest, bodyBytes: bytes } = await slow.events();
+    const all = payloads(rest);
     const text = all.map((p) => p.choices[0]?.delta?.content ?? "").join("");
     const { promptTokenIds } = await tok.encodeChat([{ role: "user", content }], {
       addGenerationPrompt: true,
     });
-    const cycled = Array.from({ length: 3500 }, (_, i) => promptTokenIds[i % promptTokenIds.length]!);
-    expect(text).toBe(tok.decode(cycled, { skipSpecialTokens: true }));
-    expect(all.flatMap((p) => p.choices[0]?.logprobs?.content ?? [])).toHaveLength(3500);
+    const cycled = Array.from({ length: 16_000 }, (_, i) => promptTokenIds[i % promptTokenIds.length]!);
+    const expected = tok.decode(cycled, { skipSpecialTokens: true });
+    // Compared as a boolean plus lengths: a diff of two 60k-character strings is too slow to print.
+    expect([text.length, text === expected]).toEqual([expected.length, true]);
+    expect(all.flatMap((p) => p.choices[0]?.logprobs?.content ?? []).length).toBe(16_000);
     expect(all.at(-1).choices[0].finish_reason).toBe("length");
     expect(rest.at(-1)).toBe("data: [DONE]");
+    // About 24 MB went through that stream, yet the server never queued more than one event past
+    // the socket's high-water mark: it read the engine only as fast as the socket drained.
+    expect(bytes).toBeGreaterThan(15_000_000);
+    expect(stack.app.sseStats.maxBufferedBytes).toBeLessThan(256 * 1024);
   });
 });
