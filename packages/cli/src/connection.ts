@@ -18,6 +18,8 @@ export interface MockFlags {
   engines: number;
   stepMs: number;
   faults: MockFault[];
+  /** The mock generates the prompt's tokens back (`serve --mock`: readable text). */
+  echoPrompt?: boolean;
 }
 
 /** The mock engine's handshake faults (tools/mock-engine options.ts MockEngineFaults), by flag value. */
@@ -205,6 +207,7 @@ export async function openSession(
       handshakeAddress,
       engineIndices: Array.from({ length: plan.mock.engines }, (_, i) => i),
       stepMs: plan.mock.stepMs,
+      echoPrompt: plan.mock.echoPrompt === true,
       faults: Object.fromEntries(plan.mock.faults.map((f) => [MOCK_FAULTS[f], true])),
     });
     lifecycle.add(mockCleanup(starting));

@@ -111,6 +111,11 @@ export const MANIFEST_RULES: readonly { manifest: string; forbidden: readonly st
     why: "the text layer is built on the public client API only (@vllm-engine-core/client)",
   },
   {
+    manifest: "packages/server/package.json",
+    forbidden: ["zeromq", "@vllm-engine-core/transport", "@vllm-engine-core/runtime"],
+    why: "the HTTP server is built on the public client and the text layer only",
+  },
+  {
     manifest: "packages/protocol/package.json",
     forbidden: ["zeromq", "@vllm-engine-core/transport"],
     why: "the protocol package is a pure codec, loadable on any thread",

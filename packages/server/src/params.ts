@@ -1,0 +1,178 @@
+// The OpenAI request fields both generation endpoints share, checked and turned into the engine's sampling
+// parameters as vLLM's `CompletionRequest.to_sampling_params` / `ChatCompletionRequest.to_sampling_params`
+// do (vllm/entrypoints/openai/{completion,chat_completion}/protocol.py). Range checks on the values are
+// left to the client's validation (vLLM's `SamplingParams._verify_args`), which names the field.
+import type { SamplingParamsInit } from "@vllm-engine-core/client";
+import type { GenerationDefaults } from "@vllm-engine-core/text";
+import { badRequest, OpenAIApiError } from "./errors.js";
+
+export type Body = Record<string, unknown>;
+
+/** vLLM's default `--max-logprobs` (vllm/config/model.py ModelConfig.max_logprobs). */
+export const MAX_LOGPROBS = 20;
+
+export function asBody(body: unknown): Body {
+  if (typeof body !== "object" || body === null || Array.isArray(body)) {
+    throw badRequest("the request body must be a JSON object");
+  }
+  return body as Body;
+}
+
+function present(body: Body, key: string): boolean {
+  return body[key] !== undefined && body[key] !== null;
+}
+
+export function optNumber(body: Body, key: string): number | undefined {
+  if (!present(body, key)) return undefined;
+  const v = body[key];
+  if (typeof v !== "number" || !Number.isFinite(v)) throw badRequest(`\`${key}\` must be a number`, key);
+  return v;
+}
+
+export function optInt(body: Body, key: string): number | undefined {
+  const v = optNumber(body, key);
+  if (v !== undefined && !Number.isInteger(v)) throw badRequest(`\`${key}\` must be an integer`, key);
+  return v;
+}
+
+export function optBool(body: Body, key: string): boolean | undefined {
+  if (!present(body, key)) return undefined;
+  const v = body[key];
+  if (typeof v !== "boolean") throw badRequest(`\`${key}\` must be a boolean`, key);
+  return v;
+}
+
+export function optString(body: Body, key: string): string | undefined {
+  if (!present(body, key)) return undefined;
+  const v = body[key];
+  if (typeof v !== "string") throw badRequest(`\`${key}\` must be a string`, key);
+  return v;
+}
+
+function optIntList(body: Body, key: string): number[] | undefined {
+  if (!present(body, key)) return undefined;
+  const v = body[key];
+  if (!Array.isArray(v) || !v.every((x) => Number.isInteger(x))) {
+    throw badRequest(`\`${key}\` must be a list of integers`, key);
+  }
+  return v as number[];
+}
+
+/** `stop`: a string or a list of strings (vLLM: `str | list[str] | None`). */
+function stopStrings(body: Body): string[] | undefined {
+  if (!present(body, "stop")) return undefined;
+  const v = body.stop;
+  if (typeof v === "string") return [v];
+  if (Array.isArray(v) && v.every((s) => typeof s === "string")) return v as string[];
+  throw badRequest("`stop` must be a string or a list of strings", "stop");
+}
+
+export interface StreamOptions {
+  stream: boolean;
+  includeUsage: boolean;
+  continuousUsage: boolean;
+}
+
+export function streamOptions(body: Body): StreamOptions {
+  const stream = optBool(body, "stream") ?? false;
+  const raw = body.stream_options;
+  if (raw === undefined || raw === null) return { stream, includeUsage: false, continuousUsage: false };
+  if (typeof raw !== "object" || Array.isArray(raw)) {
+    throw badRequest("`stream_options` must be an object", "stream_options");
+  }
+  // vLLM's validator: "Stream options can only be defined when `stream=True`."
+  if (!stream) throw badRequest("Stream options can only be defined when `stream=True`.", "stream_options");
+  const opts = raw as Body;
+  return {
+    stream,
+    includeUsage: optBool(opts, "include_usage") ?? false,
+    continuousUsage: optBool(opts, "continuous_usage_stats") ?? false,
+  };
+}
+
+/** `n` (and `best_of`): only one choice per request is served. */
+export function checkSingleChoice(body: Body): void {
+  for (const key of ["n", "best_of"]) {
+    const v = optInt(body, key);
+    if (v !== undefined && v !== 1) {
+      throw badRequest(`\`${key}\` = ${v} is not supported: this server returns one choice per request`, key);
+    }
+  }
+}
+
+/**
+ * Sampling parameters other than `max_tokens` and `logprobs`, with the model's generation_config defaults
+ * for what the request leaves out (vLLM's `default_sampling_params`, `get_diff_sampling_param`).
+ */
+export function samplingFromBody(body: Body, defaults: GenerationDefaults): SamplingParamsInit {
+  const sp: SamplingParamsInit = {};
+  const temperature = optNumber(body, "temperature") ?? defaults.temperature;
+  if (temperature !== undefined) sp.temperature = temperature;
+  const topP = optNumber(body, "top_p") ?? defaults.topP;
+  if (topP !== undefined) sp.topP = topP;
+  const topK = optInt(body, "top_k") ?? defaults.topK;
+  if (topK !== undefined) sp.topK = topK;
+  const minP = optNumber(body, "min_p") ?? defaults.minP;
+  if (minP !== undefined) sp.minP = minP;
+  const repetitionPenalty = optNumber(body, "repetition_penalty") ?? defaults.repetitionPenalty;
+  if (repetitionPenalty !== undefined) sp.repetitionPenalty = repetitionPenalty;
+  const presencePenalty = optNumber(body, "presence_penalty");
+  if (presencePenalty !== undefined) sp.presencePenalty = presencePenalty;
+  const frequencyPenalty = optNumber(body, "frequency_penalty");
+  if (frequencyPenalty !== undefined) sp.frequencyPenalty = frequencyPenalty;
+  const seed = optInt(body, "seed");
+  if (seed !== undefined) sp.seed = seed;
+  const stop = stopStrings(body);
+  if (stop !== undefined && stop.length > 0) sp.stop = stop;
+  const stopTokenIds = optIntList(body, "stop_token_ids");
+  if (stopTokenIds !== undefined) sp.stopTokenIds = stopTokenIds;
+  const minTokens = optInt(body, "min_tokens");
+  if (minTokens !== undefined) sp.minTokens = minTokens;
+  const ignoreEos = optBool(body, "ignore_eos");
+  if (ignoreEos !== undefined) sp.ignoreEos = ignoreEos;
+  const includeStop = optBool(body, "include_stop_str_in_output");
+  if (includeStop !== undefined) sp.includeStopStrInOutput = includeStop;
+  const skipSpecial = optBool(body, "skip_special_tokens");
+  if (skipSpecial !== undefined) sp.skipSpecialTokens = skipSpecial;
+  const spaces = optBool(body, "spaces_between_special_tokens");
+  if (spaces !== undefined) sp.spacesBetweenSpecialTokens = spaces;
+  return sp;
+}
+
+/** Requested logprobs beyond the server's limit (vLLM: input_processor.py `_validate_logprobs`). */
+export function checkLogprobs(n: number, param: string): void {
+  if (n < 0) throw badRequest(`\`${param}\` must be >= 0`, param);
+  if (n > MAX_LOGPROBS) {
+    throw badRequest(
+      `Requested sample logprobs of ${n}, which is greater than max allowed: ${MAX_LOGPROBS}`,
+      param,
+    );
+  }
+}
+
+/**
+ * `max_tokens` for the engine and the prompt-length check of vLLM's renderer (vllm/renderers/params.py
+ * `_token_len_check`): the prompt plus the requested output must fit in `max_model_len`; without a
+ * requested output (chat) the request gets what is left (input_processor.py: `max_model_len - seq_len`).
+ */
+export function resolveMaxTokens(
+  requested: number | undefined,
+  defaultMax: number | undefined,
+  promptLength: number,
+  maxModelLen: number,
+): number {
+  const output = requested ?? 0;
+  if (promptLength + output > maxModelLen || (requested === undefined && promptLength >= maxModelLen)) {
+    throw new OpenAIApiError(
+      400,
+      "BadRequestError",
+      `This model's maximum context length is ${maxModelLen} tokens. However, you requested ${output} ` +
+        `output tokens and your prompt contains ${promptLength} input tokens, for a total of ` +
+        `${promptLength + output} tokens. Please reduce the length of the input prompt or the number of ` +
+        "requested output tokens.",
+      "input_tokens",
+    );
+  }
+  const room = maxModelLen - promptLength;
+  return Math.min(requested ?? room, defaultMax ?? room, room);
+}

@@ -1,0 +1,194 @@
+// The server driven by the official `openai` npm client, against the mock engine in a child process that
+// echoes the prompt's tokens, so every generated text is known exactly.
+import OpenAI from "openai";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { echoedChat, MODEL, qwen3, type Stack, startStack } from "./helpers.js";
+
+const tok = qwen3();
+const PROMPT = "The quick brown fox — 你好，世界 😀 jumps over the lazy dog.";
+
+describe("OpenAI client against the server (mock engine, --echo-prompt)", () => {
+  let stack: Stack;
+  let openai: OpenAI;
+  beforeAll(async () => {
+    stack = await startStack();
+    openai = new OpenAI({ baseURL: `${stack.baseUrl}/v1`, apiKey: "unused", maxRetries: 0 });
+  });
+  afterAll(async () => {
+    await stack?.close();
+  });
+
+  it("completions, non-streaming: the echoed prompt, finish length, usage", async () => {
+    const ids = await tok.encode(PROMPT);
+    const res = await openai.completions.create({ model: MODEL, prompt: PROMPT, max_tokens: ids.length });
+    expect(res.id).toMatch(/^cmpl-[0-9a-f]{32}$/);
+    expect(res.object).toBe("text_completion");
+    expect(res.model).toBe(MODEL);
+    expect(typeof res.created).toBe("number");
+    expect(res.choices).toHaveLength(1);
+    expect(res.choices[0]!.index).toBe(0);
+    expect(res.choices[0]!.text).toBe(PROMPT);
+    expect(res.choices[0]!.finish_reason).toBe("length");
+    expect(res.choices[0]!.logprobs).toBeNull();
+    expect(res.usage).toEqual({
+      prompt_tokens: ids.length,
+      completion_tokens: ids.length,
+      total_tokens: 2 * ids.length,
+      prompt_tokens_details: null,
+    });
+  });
+
+  it("completions, streaming: deltas add up to the echoed prompt; include_usage sends a last usage chunk", async () => {
+    const ids = await tok.encode(PROMPT);
+    const stream = await openai.completions.create({
+      model: MODEL,
+      prompt: PROMPT,
+      max_tokens: ids.length,
+      stream: true,
+      stream_options: { include_usage: true },
+    });
+    let text = "";
+    const chunks = [];
+    for await (const chunk of stream) {
+      chunks.push(chunk);
+      for (const c of chunk.choices) text += c.text;
+    }
+    expect(text).toBe(PROMPT);
+    expect(chunks.length).toBeGreaterThan(3);
+    const finished = chunks.filter((c) => c.choices[0]?.finish_reason != null);
+    expect(finished).toHaveLength(1);
+    expect(finished[0]!.choices[0]!.finish_reason).toBe("length");
+    const last = chunks.at(-1)!;
+    expect(last.choices).toEqual([]);
+    expect(last.usage).toEqual({
+      prompt_tokens: ids.length,
+      completion_tokens: ids.length,
+      total_tokens: 2 * ids.length,
+      prompt_tokens_details: null,
+    });
+    expect(new Set(chunks.map((c) => c.id)).size).toBe(1);
+  });
+
+  it("completions: a stop string cuts the text and finishes with stop and the string as stop_reason", async () => {
+    const res = await openai.completions.create({
+      model: MODEL,
+      prompt: "alpha beta gamma STOP delta",
+      max_tokens: 64,
+      stop: ["STOP"],
+    });
+    expect(res.choices[0]!.text).toBe("alpha beta gamma ");
+    expect(res.choices[0]!.finish_reason).toBe("stop");
+    expect((res.choices[0] as unknown as { stop_reason: unknown }).stop_reason).toBe("STOP");
+  });
+
+  it("chat, non-streaming: the echoed chat prompt up to EOS (<|im_end|>), finish stop, usage", async () => {
+    const messages = [{ role: "user", content: "Hello there, how are you?" }];
+    const expected = await echoedChat(messages);
+    const res = await openai.chat.completions.create({ model: MODEL, messages: messages as never });
+    expect(res.id).toMatch(/^chatcmpl-[0-9a-f]{32}$/);
+    expect(res.object).toBe("chat.completion");
+    expect(res.choices[0]!.message.role).toBe("assistant");
+    expect(res.choices[0]!.message.content).toBe(expected.text);
+    expect(expected.text).toContain("Hello there, how are you?");
+    expect(res.choices[0]!.finish_reason).toBe("stop");
+    expect(res.usage).toMatchObject({
+      prompt_tokens: expected.promptTokens,
+      completion_tokens: expected.completionTokens,
+      total_tokens: expected.promptTokens + expected.completionTokens,
+    });
+  });
+
+  it("chat, streaming: role first, then content deltas adding up exactly, one finish, usage last", async () => {
+    const messages = [{ role: "user", content: "Tell me about 東京 and café ☕ please." }];
+    const expected = await echoedChat(messages);
+    const stream = await openai.chat.completions.create({
+      model: MODEL,
+      messages: messages as never,
+      stream: true,
+      stream_options: { include_usage: true },
+    });
+    const chunks = [];
+    for await (const chunk of stream) chunks.push(chunk);
+    expect(chunks[0]!.object).toBe("chat.completion.chunk");
+    expect(chunks[0]!.choices[0]!.delta).toEqual({ role: "assistant", content: "" });
+    const text = chunks.map((c) => c.choices[0]?.delta.content ?? "").join("");
+    expect(text).toBe(expected.text);
+    expect(chunks.filter((c) => c.choices[0]?.finish_reason === "stop")).toHaveLength(1);
+    expect(chunks.at(-1)!.usage).toMatchObject({
+      prompt_tokens: expected.promptTokens,
+      completion_tokens: expected.completionTokens,
+    });
+  });
+
+  it("chat: max_completion_tokens bounds the output (finish length)", async () => {
+    const res = await openai.chat.completions.create({
+      model: MODEL,
+      messages: [{ role: "user", content: "one two three four five six seven eight" }],
+      max_completion_tokens: 3,
+    });
+    expect(res.choices[0]!.finish_reason).toBe("length");
+    expect(res.usage!.completion_tokens).toBe(3);
+  });
+
+  it("chat logprobs: top_logprobs entries per token, token strings from the tokenizer", async () => {
+    const res = await openai.chat.completions.create({
+      model: MODEL,
+      messages: [{ role: "user", content: "hello world" }],
+      logprobs: true,
+      top_logprobs: 3,
+      max_completion_tokens: 4,
+    });
+    const content = res.choices[0]!.logprobs!.content!;
+    expect(content).toHaveLength(4);
+    for (const entry of content) {
+      expect(entry.logprob).toBeLessThanOrEqual(0);
+      expect(entry.bytes).toEqual([...Buffer.from(entry.token, "utf8")]);
+      expect(entry.top_logprobs).toHaveLength(3);
+      // vLLM lists the sampled token first in its per-position dict (append_logprobs_for_next_position).
+      expect(entry.top_logprobs[0]!.token).toBe(entry.token);
+    }
+    // The echoed tokens: the chat prompt's first 4 ids, each shown as vLLM shows it (decode([id])).
+    const { promptTokenIds } = await tok.encodeChat([{ role: "user", content: "hello world" }], {
+      addGenerationPrompt: true,
+    });
+    expect(content.map((e) => e.token)).toEqual(tok.tokenStrings(promptTokenIds.slice(0, 4)));
+  });
+
+  it("completions logprobs: n + 1 entries per position, tokens and text offsets", async () => {
+    const prompt = "hello world again";
+    const ids = await tok.encode(prompt);
+    const res = await openai.completions.create({
+      model: MODEL,
+      prompt,
+      max_tokens: ids.length,
+      logprobs: 2,
+    });
+    const lp = res.choices[0]!.logprobs!;
+    expect(lp.tokens).toEqual(tok.tokenStrings(ids));
+    expect(lp.tokens!.join("")).toBe(prompt);
+    expect(lp.text_offset).toEqual([0, 5, 11]);
+    for (const top of lp.top_logprobs!) expect(Object.keys(top!).length).toBeGreaterThanOrEqual(2);
+    expect(lp.token_logprobs!.every((x) => typeof x === "number")).toBe(true);
+  });
+
+  it("models: the served model with max_model_len", async () => {
+    const list = await openai.models.list();
+    expect(list.data.map((m) => m.id)).toEqual([MODEL]);
+    expect((list.data[0] as unknown as { max_model_len: number }).max_model_len).toBe(
+      stack.client.maxModelLen,
+    );
+  });
+
+  it("an unknown model is a 404 NotFoundError with param model", async () => {
+    const error = await openai.chat.completions
+      .create({ model: "nope", messages: [{ role: "user", content: "x" }] })
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(OpenAI.NotFoundError);
+    expect((error as InstanceType<typeof OpenAI.NotFoundError>).error).toMatchObject({
+      message: "The model `nope` does not exist.",
+      type: "NotFoundError",
+      param: "model",
+      code: 404,
+    });
+  });
+});
