@@ -7,6 +7,7 @@ mainThreadSupervisor();
 
 export type { CoordinatorConfig, RuntimeConnectConfig, TransportConfig } from "./config.js";
 export { attachConnection, openConnection } from "./host/api.js";
+/** @internal Shared with @vllm-engine-core/client (compiled against this package's sources); not public API. */
 export { abortedOutput } from "./host/connection.js";
 export type {
   ConnectionDiagnostics,
