@@ -29,8 +29,12 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 const root = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
 const bin = (name) => join(root, "node_modules", ".bin", name);
 
+/** Plain text: the findings are read in logs, and CI=true or FORCE_COLOR would turn colours on. */
+const plainEnv = { ...process.env, NO_COLOR: "1" };
+delete plainEnv.FORCE_COLOR;
+
 function run(command, args, options = {}) {
-  const r = spawnSync(command, args, { encoding: "utf8", ...options });
+  const r = spawnSync(command, args, { encoding: "utf8", env: plainEnv, ...options });
   if (r.error) throw r.error;
   return { ok: r.status === 0, output: `${r.stdout ?? ""}${r.stderr ?? ""}`.trim() };
 }
