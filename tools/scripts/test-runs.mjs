@@ -25,11 +25,9 @@ function removeReports() {
   }
 }
 
-/** Runs the test task with `nodeBin` (a directory, or undefined for this Node) first on PATH. */
-function runTests(label, nodeBin) {
-  const nodePath = nodeBin === undefined ? process.execPath : join(nodeBin, "node");
-  const env = { ...process.env };
-  if (nodeBin !== undefined) env.PATH = `${nodeBin}${delimiter}${env.PATH ?? ""}`;
+/** Runs the test task on the Node binary `nodePath`, also first on PATH: turbo, pnpm and vitest use it. */
+function runTests(label, nodePath) {
+  const env = { ...process.env, PATH: `${dirname(nodePath)}${delimiter}${process.env.PATH ?? ""}` };
   console.log(`\n[test-runs] ${label}: turbo run test`);
   const started = Date.now();
   const r = spawnSync(
@@ -57,8 +55,8 @@ const secondNode = twice ? ensureTestNode() : undefined;
 if (!twice)
   console.log(`[test-runs] this Node is already ${major(TEST_NODE_VERSION)}.x: the suite runs once`);
 removeReports();
-const runs = [runTests(`Node ${process.versions.node}`, undefined)];
-if (secondNode !== undefined) runs.push(runTests(`Node ${TEST_NODE_VERSION}`, secondNode));
+const runs = [runTests(`Node ${process.versions.node}`, process.execPath)];
+if (secondNode !== undefined) runs.push(runTests(`Node ${TEST_NODE_VERSION}`, join(secondNode, "node")));
 const expected = [...new Set([major(process.version), major(TEST_NODE_VERSION)])];
 for (const run of runs)
   console.log(`[test-runs] ${run.label}: ${run.ok ? "passed" : "FAILED"} in ${run.seconds} s`);
