@@ -32,7 +32,8 @@ export function packageTestConfig(overrides: { testTimeout?: number; include?: s
       testTimeout: overrides.testTimeout ?? 30_000,
       hookTimeout: 60_000,
       reporters: ["default", "json"],
-      outputFile: { json: ".test-results/vitest.json" },
+      // One report per Node line: `npm test` runs the suite on two (tools/scripts/test-runs.mjs).
+      outputFile: { json: `.test-results/vitest-node${process.versions.node.split(".")[0]}.json` },
     },
   });
 }

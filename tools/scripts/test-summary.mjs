@@ -1,27 +1,74 @@
 #!/usr/bin/env node
-// Sums the vitest JSON reports written by every package's `test` task and prints one closing
-// line `tests: N passed, N failed` (exit 1 when anything failed or nothing ran).
+// Sums the vitest JSON reports written by every package's `test` task and prints one closing line
+// `tests: N passed, N failed` (exit 1 when anything failed or nothing ran). Each run writes
+// `.test-results/vitest-node<major>.json` (vitest.shared.ts), so the runs on two Node lines sit side by side:
+// a line per package and Node, a total per Node, then the closing line over all runs.
+//
+// Arguments: the Node majors that must have run (e.g. `20 24`); a package whose tests ran on one of them but
+// not on another fails the summary (named above the closing line), so a run that died half-way cannot pass as a smaller green run.
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
+import { pathToFileURL } from "node:url";
 
-const root = new URL("../..", import.meta.url).pathname;
-let passed = 0;
-let failed = 0;
-let skipped = 0;
-const perPackage = [];
-for (const group of ["packages", "tools"]) {
-  const groupDir = join(root, group);
-  if (!existsSync(groupDir)) continue;
-  for (const name of readdirSync(groupDir)) {
-    const report = join(groupDir, name, ".test-results", "vitest.json");
-    if (!existsSync(report)) continue;
-    const r = JSON.parse(readFileSync(report, "utf8"));
-    passed += r.numPassedTests;
-    failed += r.numFailedTests;
-    skipped += r.numPendingTests + (r.numTodoTests ?? 0);
-    perPackage.push(`${group}/${name}: ${r.numPassedTests} passed, ${r.numFailedTests} failed`);
+const REPORT = /^vitest-node(\d+)\.json$/;
+
+/** Every report below `root`: `{ pkg, node, passed, failed, skipped }`, sorted by package and Node. */
+export function readReports(root) {
+  const reports = [];
+  for (const group of ["packages", "tools"]) {
+    const groupDir = join(root, group);
+    if (!existsSync(groupDir)) continue;
+    for (const name of readdirSync(groupDir).sort()) {
+      const dir = join(groupDir, name, ".test-results");
+      if (!existsSync(dir)) continue;
+      for (const file of readdirSync(dir).sort()) {
+        const node = REPORT.exec(file)?.[1];
+        if (node === undefined) continue;
+        const r = JSON.parse(readFileSync(join(dir, file), "utf8"));
+        reports.push({
+          pkg: `${group}/${name}`,
+          node: Number(node),
+          passed: r.numPassedTests,
+          failed: r.numFailedTests,
+          skipped: r.numPendingTests + (r.numTodoTests ?? 0),
+        });
+      }
+    }
   }
+  return reports.sort((a, b) => a.pkg.localeCompare(b.pkg) || a.node - b.node);
 }
-for (const line of perPackage) console.log(`  ${line}`);
-console.log(`tests: ${passed} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ""}`);
-process.exit(failed > 0 || passed === 0 ? 1 : 0);
+
+/** The summary lines and whether the whole thing passed. */
+export function summarize(reports, expectedNodes = []) {
+  const lines = [];
+  const count = (rs) =>
+    rs.reduce(
+      (t, r) => ({
+        passed: t.passed + r.passed,
+        failed: t.failed + r.failed,
+        skipped: t.skipped + r.skipped,
+      }),
+      { passed: 0, failed: 0, skipped: 0 },
+    );
+  const fmt = (t) => `${t.passed} passed, ${t.failed} failed${t.skipped ? `, ${t.skipped} skipped` : ""}`;
+  for (const r of reports) lines.push(`  ${r.pkg} (Node ${r.node}): ${fmt(r)}`);
+  const nodes = [...new Set([...expectedNodes, ...reports.map((r) => r.node)])].sort((a, b) => a - b);
+  const missing = [];
+  for (const pkg of new Set(reports.map((r) => r.pkg))) {
+    for (const node of nodes) {
+      if (!reports.some((r) => r.pkg === pkg && r.node === node)) missing.push(`${pkg} (Node ${node})`);
+    }
+  }
+  for (const node of nodes) lines.push(`Node ${node}: ${fmt(count(reports.filter((r) => r.node === node)))}`);
+  if (missing.length > 0) lines.push(`no test report from: ${missing.join(", ")}`);
+  const total = count(reports);
+  lines.push(`tests: ${fmt(total)}`);
+  return { lines, ok: total.failed === 0 && total.passed > 0 && missing.length === 0 };
+}
+
+if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  const root = new URL("../..", import.meta.url).pathname;
+  const { lines, ok } = summarize(readReports(root), process.argv.slice(2).map(Number));
+  for (const line of lines) console.log(line);
+  process.exit(ok ? 0 : 1);
+}

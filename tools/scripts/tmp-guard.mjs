@@ -92,7 +92,10 @@ export async function runGuarded(command, args) {
   const before = listEntries(dir);
   const child = spawn(command, args, {
     stdio: "inherit",
-    env: { ...process.env, TMPDIR: dir, VEC_TEST_TMPDIR: dir },
+    // From Node 22 on, pnpm turns on Node's module compile cache, which lives below os.tmpdir(): it is no
+    // test's file, and a cache shared by runs would defeat the fresh directory. (turbo.json passes the
+    // variable through to the test tasks.)
+    env: { ...process.env, TMPDIR: dir, VEC_TEST_TMPDIR: dir, NODE_DISABLE_COMPILE_CACHE: "1" },
   });
   // Ctrl-C reaches the child through the terminal; a signal sent to this process alone is passed on.
   const forward = (signal) => child.kill(signal);

@@ -1,7 +1,7 @@
 // The temp-directory guard of `npm test`, run as the root task runs it: a real child command that leaves
 // (or does not leave) files in the TMPDIR it was given.
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -61,6 +61,20 @@ describe("tmp-guard", () => {
     expect(r.stdout).toContain("tmp-guard: the run left nothing in its temp directory");
     expect(r.status).toBe(0);
     expect(existsSync(r.dir!)).toBe(false);
+  });
+
+  it("keeps Node's module compile cache out of the run's temp dir (pnpm turns it on from Node 22)", () => {
+    // enableCompileCache() writes below os.tmpdir() unless NODE_DISABLE_COMPILE_CACHE is set; Node 20 has no
+    // compile cache, so there the call is skipped and the run trivially leaves nothing.
+    const module = join(outside, "compiled.cjs");
+    writeFileSync(module, "module.exports = 42;\n");
+    const r = guarded(`
+      require("node:module").enableCompileCache?.();
+      require(${JSON.stringify(module)});
+      require("node:module").flushCompileCache?.();
+    `);
+    expect(r.stderr).toBe("");
+    expect(r.status).toBe(0);
   });
 
   it("keeps the command's own exit code", () => {

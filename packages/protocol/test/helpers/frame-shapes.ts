@@ -1,6 +1,6 @@
 // The frame shapes every decoder test runs on. zeromq.js hands received frames over as Node Buffers, which
 // differ from a plain Uint8Array in ways a decoder can trip over (`slice()` is a view, `.buffer` may be
-// Node's shared 8 KiB pool, `subarray()` keeps the subclass), and frames that users cut out of larger
+// Node's shared Buffer pool, `subarray()` keeps the subclass), and frames that users cut out of larger
 // buffers sit at arbitrary offsets. Tests built only from fresh `Uint8Array`s hid a tensor bug that
 // corrupted every logprob received from a socket (issue 10), so:
 //
@@ -33,8 +33,9 @@ function slabBuffer(bytes: Uint8Array): Buffer {
 }
 
 /**
- * A copy in Node's Buffer pool (`Buffer.from` of fewer than poolSize/2 bytes): `.buffer` is the 8 KiB slab
- * shared with other allocations and `byteOffset` is not 0. Larger frames get a slab of their own.
+ * A copy in Node's Buffer pool (`Buffer.from` of fewer than poolSize/2 bytes): `.buffer` is the pool's slab
+ * (Buffer.poolSize: 8 KiB on Node 20, 64 KiB on Node 24) shared with other allocations and `byteOffset`
+ * is not 0. Larger frames get a slab of their own.
  */
 function pooledBuffer(bytes: Uint8Array): Buffer {
   if (bytes.byteLength === 0) return Buffer.from(bytes);
