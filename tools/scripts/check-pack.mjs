@@ -10,7 +10,7 @@
 //      node_modules, type-check with `skipLibCheck: false` (a stripped `@internal` member that another
 //      published .d.ts still names fails here) and import in plain Node.
 // Every finding is listed; the exit code is 1 when there is any.
-import { spawnSync } from "node:child_process";
+import { spawn } from "node:child_process";
 import {
   existsSync,
   mkdirSync,
@@ -24,7 +24,7 @@ import {
   writeFileSync,
 } from "node:fs";
 import { isBuiltin } from "node:module";
-import { tmpdir } from "node:os";
+import { constants as osConstants, tmpdir } from "node:os";
 import { dirname, join, posix, relative } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 
@@ -35,10 +35,36 @@ const bin = (name) => join(root, "node_modules", ".bin", name);
 const plainEnv = { ...process.env, NO_COLOR: "1" };
 delete plainEnv.FORCE_COLOR;
 
+/** Children and temp directories of this run: a signal (turbo cancelling the task) ends and removes them. */
+const children = new Set();
+const workDirs = new Set();
+function removeOnSignals() {
+  for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"]) {
+    process.once(signal, () => {
+      for (const child of children) child.kill("SIGTERM");
+      for (const dir of workDirs) rmSync(dir, { recursive: true, force: true });
+      process.exit(128 + osConstants.signals[signal]);
+    });
+  }
+}
+
+/** Runs a command to its end (asynchronously, so that a signal is handled meanwhile). */
 function run(command, args, options = {}) {
-  const r = spawnSync(command, args, { encoding: "utf8", env: plainEnv, ...options });
-  if (r.error) throw r.error;
-  return { ok: r.status === 0, output: `${r.stdout ?? ""}${r.stderr ?? ""}`.trim() };
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, { env: plainEnv, ...options, stdio: ["ignore", "pipe", "pipe"] });
+    children.add(child);
+    let output = "";
+    child.stdout.setEncoding("utf8").on("data", (chunk) => (output += chunk));
+    child.stderr.setEncoding("utf8").on("data", (chunk) => (output += chunk));
+    child.once("error", (error) => {
+      children.delete(child);
+      reject(error);
+    });
+    child.once("close", (code) => {
+      children.delete(child);
+      resolve({ ok: code === 0, output: output.trim() });
+    });
+  });
 }
 
 /** Name → directory of every workspace package. */
@@ -76,17 +102,19 @@ function pnpmCommand() {
   return existsSync(pinned) ? [process.execPath, pinned] : ["pnpm"];
 }
 
-function pack(dir, destination) {
+async function pack(dir, destination) {
   const [command, ...prefix] = pnpmCommand();
-  const r = run(command, [...prefix, "pack", "--json", "--pack-destination", destination], { cwd: dir });
+  const r = await run(command, [...prefix, "pack", "--json", "--pack-destination", destination], {
+    cwd: dir,
+  });
   if (!r.ok) throw new Error(`pnpm pack failed in ${relative(root, dir) || dir}:\n${r.output}`);
   const info = JSON.parse(r.output.slice(r.output.indexOf("{")));
   return info.filename.startsWith("/") ? info.filename : join(destination, info.filename);
 }
 
-function unpack(tarball, into) {
+async function unpack(tarball, into) {
   mkdirSync(into, { recursive: true });
-  const r = run("tar", ["-xzf", tarball, "-C", into, "--strip-components=1"]);
+  const r = await run("tar", ["-xzf", tarball, "-C", into, "--strip-components=1"]);
   if (!r.ok) throw new Error(`cannot unpack ${tarball}: ${r.output}`);
 }
 
@@ -193,7 +221,7 @@ function linkRegistryDependencies(closure, consumerModules) {
 }
 
 /** Type-checks and imports `name` from a consumer directory whose node_modules holds the unpacked tarballs. */
-function checkAsConsumer(consumer, name) {
+async function checkAsConsumer(consumer, name) {
   const findings = [];
   writeFileSync(
     join(consumer, "package.json"),
@@ -218,10 +246,14 @@ function checkAsConsumer(consumer, name) {
     files: ["index.ts"],
   };
   writeFileSync(join(consumer, "tsconfig.json"), `${JSON.stringify(tsconfig, null, 2)}\n`);
-  const tsc = run(process.execPath, [join(root, "node_modules", "typescript", "bin", "tsc"), "-p", consumer]);
+  const tsc = await run(process.execPath, [
+    join(root, "node_modules", "typescript", "bin", "tsc"),
+    "-p",
+    consumer,
+  ]);
   if (!tsc.ok)
     findings.push(`the published types do not compile for a consumer (skipLibCheck: false):\n${tsc.output}`);
-  const imported = run(
+  const imported = await run(
     process.execPath,
     [
       "--input-type=module",
@@ -235,18 +267,19 @@ function checkAsConsumer(consumer, name) {
   return findings;
 }
 
-export function checkPack(dir) {
+export async function checkPack(dir) {
   const manifest = JSON.parse(readFileSync(join(dir, "package.json"), "utf8"));
   if (manifest.private) return { name: manifest.name, findings: [], skipped: true };
   const work = mkdtempSync(join(tmpdir(), "check-pack-"));
+  workDirs.add(work);
   try {
     const findings = [];
     const closure = publishedClosure(dir, workspacePackages());
     const consumerModules = join(work, "consumer", "node_modules");
     let own;
     for (const [name, packageDir] of closure) {
-      const tarball = pack(packageDir, join(work, "tarballs"));
-      unpack(tarball, join(consumerModules, name));
+      const tarball = await pack(packageDir, join(work, "tarballs"));
+      await unpack(tarball, join(consumerModules, name));
       if (name === manifest.name) own = tarball;
     }
     linkRegistryDependencies(closure, consumerModules);
@@ -254,20 +287,22 @@ export function checkPack(dir) {
       ["publint", ["run", "--strict", own]],
       ["attw", [own, "--profile", "esm-only", "--no-definitely-typed", "--no-emoji", "--no-color"]],
     ]) {
-      const r = run(bin(tool), args);
+      const r = await run(bin(tool), args);
       if (!r.ok) findings.push(`${tool} ${args.filter((a) => a !== own).join(" ")} reports:\n${r.output}`);
     }
     findings.push(...inspectContents(join(consumerModules, manifest.name)));
-    findings.push(...checkAsConsumer(join(work, "consumer"), manifest.name));
+    findings.push(...(await checkAsConsumer(join(work, "consumer"), manifest.name)));
     return { name: manifest.name, findings, files: listFiles(join(consumerModules, manifest.name)).length };
   } finally {
     rmSync(work, { recursive: true, force: true });
+    workDirs.delete(work);
   }
 }
 
 if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  removeOnSignals();
   const dir = process.argv[2] ?? process.cwd();
-  const { name, findings, skipped, files } = checkPack(dir);
+  const { name, findings, skipped, files } = await checkPack(dir);
   if (skipped) {
     console.log(`check:pack: ${name} is private and not published; nothing to pack`);
   } else if (findings.length > 0) {

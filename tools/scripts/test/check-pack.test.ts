@@ -1,8 +1,9 @@
 // check-pack.mjs run as `check:pack` runs it (in the package directory, real `pnpm pack`, real publint, attw
 // and tsc) on two small packages written here: one packaged right, and the same one with one of each mistake
 // the check exists for.
-import { spawnSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { spawn, spawnSync } from "node:child_process";
+import { once } from "node:events";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -97,6 +98,22 @@ describe("check-pack", () => {
     expect(r.output).toContain("dist/index.test.js: a test file is shipped");
     expect(r.output).toMatch(/do not compile for a consumer[\s\S]*hidden/);
     expect(r.output).toContain('import("@fixture/packed") fails with only the published packages installed');
+  });
+
+  it("removes its temp directory when the task is cancelled (turbo signals it when another task fails)", async () => {
+    const dir = write("cancelled", goodPackage());
+    const ownTmp = mkdtempSync(join(work, "tmp-"));
+    const child = spawn(process.execPath, [script], { cwd: dir, env: { ...process.env, TMPDIR: ownTmp } });
+    // Wait until the check has made its temp directory and unpacked the tarball into it, then cancel.
+    const deadline = Date.now() + 30_000;
+    while (!readdirSync(ownTmp).some((d) => existsSync(join(ownTmp, d, "consumer")))) {
+      if (Date.now() > deadline) throw new Error("check-pack never unpacked its tarball");
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    child.kill("SIGTERM");
+    const [code] = await once(child, "exit");
+    expect(code).toBe(128 + 15);
+    expect(readdirSync(ownTmp)).toEqual([]);
   });
 
   it("does not pack a private package", () => {
