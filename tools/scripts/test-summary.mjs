@@ -6,8 +6,10 @@
 //
 // Arguments: the Node majors that must have run (e.g. `20 24`); a package whose tests ran on one of them but
 // not on another fails the summary (named above the closing line), so a run that died half-way cannot pass as a smaller green run.
+// Every failed test (and every test file that failed without a test, e.g. on import) is listed by file, name and
+// the first lines of its error just above the closing line: CI keeps only the tail of the log.
 import { existsSync, readdirSync, readFileSync } from "node:fs";
-import { join } from "node:path";
+import { join, relative } from "node:path";
 import { pathToFileURL } from "node:url";
 
 const REPORT = /^vitest-node(\d+)\.json$/;
@@ -25,7 +27,9 @@ export function readReports(root) {
         const node = REPORT.exec(file)?.[1];
         if (node === undefined) continue;
         const r = JSON.parse(readFileSync(join(dir, file), "utf8"));
+        const root = join(groupDir, name);
         reports.push({
+          failures: failuresOf(r, root),
           pkg: `${group}/${name}`,
           node: Number(node),
           passed: r.numPassedTests,
@@ -36,6 +40,35 @@ export function readReports(root) {
     }
   }
   return reports.sort((a, b) => a.pkg.localeCompare(b.pkg) || a.node - b.node);
+}
+
+const FAILURE_LINES = 6;
+
+/** The first lines of an error message, trimmed of colour codes and blank lines. */
+function excerpt(message) {
+  return (
+    String(message ?? "")
+      // biome-ignore lint/suspicious/noControlCharactersInRegex: vitest's messages carry ANSI colour codes
+      .replace(/\u001b\[[0-9;]*m/g, "")
+      .split("\n")
+      .map((line) => line.trimEnd())
+      .filter((line) => line.trim() !== "")
+      .slice(0, FAILURE_LINES)
+  );
+}
+
+/** `{ file, test, lines }` for each failed test of a vitest JSON report, and each file that failed with no failed test. */
+function failuresOf(report, pkgRoot) {
+  const failures = [];
+  for (const file of report.testResults ?? []) {
+    const where = relative(pkgRoot, file.name ?? "");
+    const failed = (file.assertionResults ?? []).filter((a) => a.status === "failed");
+    for (const a of failed)
+      failures.push({ file: where, test: a.fullName, lines: excerpt(a.failureMessages?.[0]) });
+    if (failed.length === 0 && file.status === "failed")
+      failures.push({ file: where, test: "(the file itself)", lines: excerpt(file.message) });
+  }
+  return failures;
 }
 
 /** The summary lines and whether the whole thing passed. */
@@ -60,6 +93,14 @@ export function summarize(reports, expectedNodes = []) {
     }
   }
   for (const node of nodes) lines.push(`Node ${node}: ${fmt(count(reports.filter((r) => r.node === node)))}`);
+  const failures = reports.flatMap((r) =>
+    (r.failures ?? []).map((f) => ({ ...f, pkg: r.pkg, node: r.node })),
+  );
+  if (failures.length > 0) lines.push("failed:");
+  for (const f of failures) {
+    lines.push(`  ${f.pkg}/${f.file} (Node ${f.node}): ${f.test}`);
+    for (const line of f.lines) lines.push(`      ${line}`);
+  }
   if (missing.length > 0) lines.push(`no test report from: ${missing.join(", ")}`);
   const total = count(reports);
   lines.push(`tests: ${fmt(total)}`);

@@ -4,6 +4,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { createServer, type Server } from "node:net";
 import { fileURLToPath } from "node:url";
+import { reservedTcpPorts } from "@vllm-engine-core/mock-engine";
 
 export const CLI_BIN = fileURLToPath(new URL("../dist/bin.js", import.meta.url));
 export const PACKAGE_DIR = fileURLToPath(new URL("..", import.meta.url));
@@ -165,16 +166,10 @@ export function jsonLines(stdout: string): Record<string, unknown>[] {
     .map((l) => JSON.parse(l) as Record<string, unknown>);
 }
 
-/** A free TCP port on 127.0.0.1 (closed again before it is returned). */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      server.close(() => resolve(typeof address === "object" && address ? address.port : 0));
-    });
-  });
+/** A free TCP port on 127.0.0.1 below the ephemeral range (see reservedTcpPorts). */
+export async function freePort(): Promise<number> {
+  const [port] = await reservedTcpPorts(1);
+  return port!;
 }
 
 /** A TCP server that holds a port (to make a bind fail). */

@@ -3,8 +3,8 @@
 // runtime.
 process.env.VLLM_ENGINE_CORE_TEST_HOOKS = "1";
 
-import { type AddressInfo, connect, createServer } from "node:net";
-import type { MockEngineProcess } from "@vllm-engine-core/mock-engine";
+import { connect, createServer } from "node:net";
+import { type MockEngineProcess, reservedTcpPorts } from "@vllm-engine-core/mock-engine";
 import { RuntimeCrashedError } from "@vllm-engine-core/protocol";
 import { afterEach, describe, expect, it } from "vitest";
 import { mainThreadSupervisor } from "../src/host/supervisor.ts";
@@ -14,10 +14,7 @@ import { collector, ipcAddress, request, startEngines, stopAll, TestThread, with
 let engines: MockEngineProcess[] = [];
 
 async function freeTcpAddress(): Promise<string> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
+  const [port] = await reservedTcpPorts(1);
   return `tcp://127.0.0.1:${port}`;
 }
 

@@ -1,7 +1,7 @@
 // Connections across threads: opened on a worker, used on main, outliving the opener; per-thread output
 // routing; a busy-blocked opener; a terminated thread's requests aborted on the engine.
-import { type AddressInfo, connect, createServer, type Server } from "node:net";
-import { expectedTokens, type MockEngineProcess } from "@vllm-engine-core/mock-engine";
+import { connect } from "node:net";
+import { expectedTokens, type MockEngineProcess, reservedTcpPorts } from "@vllm-engine-core/mock-engine";
 import { FinishReason } from "@vllm-engine-core/protocol";
 import { afterEach, describe, expect, it } from "vitest";
 import {
@@ -70,22 +70,6 @@ async function attachHere(handle: ConnectionHandle): Promise<RuntimeConnection> 
   const connection = await attachConnection(handle);
   connections.push(connection);
   return connection;
-}
-
-async function freePorts(count: number): Promise<number[]> {
-  const servers = await Promise.all(
-    Array.from(
-      { length: count },
-      () =>
-        new Promise<Server>((resolve) => {
-          const server = createServer();
-          server.listen(0, "127.0.0.1", () => resolve(server));
-        }),
-    ),
-  );
-  const ports = servers.map((server) => (server.address() as AddressInfo).port);
-  await Promise.all(servers.map((server) => new Promise((resolve) => server.close(resolve))));
-  return ports;
 }
 
 /** Whether something listens on the port (a plain connect attempt). */
@@ -251,7 +235,7 @@ describe("connections across threads", () => {
   });
 
   it("a thread terminated in the middle of its connect: the runtime cancels it and frees its addresses", async () => {
-    const [hsPort, inPort, outPort] = await freePorts(3);
+    const [hsPort, inPort, outPort] = await reservedTcpPorts(3);
     const addressesOf = (port: number) => `tcp://127.0.0.1:${port}`;
     const transport = {
       mode: "handshake-owner" as const,

@@ -27,4 +27,5 @@ export {
   type ReadyResponseOverrides,
   toArgv,
 } from "./options.js";
+export { reservedTcpPorts } from "./ports.js";
 export { echoedTokens, expectedTokens, MOCK_VOCAB_SIZE } from "./tokens.js";

@@ -10,6 +10,7 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { reservedTcpPorts } from "@vllm-engine-core/mock-engine";
 import { describe, expect, it } from "vitest";
 
 const fixture = fileURLToPath(new URL("./fixtures/exit-during-connect.mjs", import.meta.url));
@@ -35,12 +36,8 @@ interface Addresses {
 }
 
 async function freeTcpAddress(): Promise<string> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const address = server.address();
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  if (address === null || typeof address === "string") throw new Error("no tcp port");
-  return `tcp://127.0.0.1:${address.port}`;
+  const [port] = await reservedTcpPorts(1);
+  return `tcp://127.0.0.1:${port}`;
 }
 
 async function addresses(transport: "tcp" | "ipc"): Promise<Addresses> {

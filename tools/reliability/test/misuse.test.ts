@@ -1,5 +1,4 @@
 import { spawn } from "node:child_process";
-import { type AddressInfo, createServer, type Server } from "node:net";
 import { fileURLToPath } from "node:url";
 // Priority 3: caller misuse. Every misuse gets a typed error (stable name and code) and nothing reaches the
 // engine for it: the mock engine's event log must show no ADD (and no ABORT) that the caller did not mean.
@@ -12,7 +11,7 @@ import {
   InvalidDataParallelRankError,
   InvalidRequestError,
 } from "@vllm-engine-core/client";
-import type { MockEngineProcess } from "@vllm-engine-core/mock-engine";
+import { type MockEngineProcess, reservedTcpPorts } from "@vllm-engine-core/mock-engine";
 import { afterEach, describe, expect, it } from "vitest";
 import {
   chatRequest,
@@ -42,23 +41,6 @@ const adds = (engine: MockEngineProcess) =>
   engine.events.filter((e) => e.event === "add").map((e) => e.requestId);
 const aborts = (engine: MockEngineProcess) =>
   engine.events.filter((e) => e.event === "abort").map((e) => e.requestIds);
-
-/** Ports that were free a moment ago (bound to :0 and released). */
-async function freePorts(count: number): Promise<number[]> {
-  const servers = await Promise.all(
-    Array.from(
-      { length: count },
-      () =>
-        new Promise<Server>((resolve) => {
-          const server = createServer();
-          server.listen(0, "127.0.0.1", () => resolve(server));
-        }),
-    ),
-  );
-  const ports = servers.map((s) => (s.address() as AddressInfo).port);
-  await Promise.all(servers.map((s) => new Promise((resolve) => s.close(resolve))));
-  return ports;
-}
 
 /** Settles `promise` and returns the rejection (fails the test when it resolves). */
 async function rejection(promise: Promise<unknown>): Promise<Error & { code?: string }> {
@@ -297,7 +279,7 @@ describe("caller misuse", () => {
   it("concurrent shutdown calls all wait until the sockets are closed (the ports can be bound again)", async () => {
     // Both shutdown() promises must mean "closed": a caller awaiting the second one re-binds the same
     // fixed TCP input/output ports right away (a second engine already waits on another handshake address).
-    const [inputPort, outputPort] = await freePorts(2);
+    const [inputPort, outputPort] = await reservedTcpPorts(2);
     const local = {
       localInputAddress: `tcp://127.0.0.1:${inputPort}`,
       localOutputAddress: `tcp://127.0.0.1:${outputPort}`,

@@ -10,12 +10,25 @@ const work = mkdtempSync(join(tmpdir(), "test-summary-test-"));
 afterAll(() => rmSync(work, { recursive: true, force: true }));
 
 let workspaces = 0;
-function workspace(reports: Record<string, { passed: number; failed: number; skipped?: number }>): string {
+interface FakeReport {
+  passed: number;
+  failed: number;
+  skipped?: number;
+  testResults?: unknown[];
+}
+function workspace(reports: Record<string, FakeReport>): string {
   const root = join(work, `ws-${workspaces++}`);
   for (const [path, r] of Object.entries(reports)) {
     const [pkg, file] = path.split(":") as [string, string];
     mkdirSync(join(root, pkg, ".test-results"), { recursive: true });
-    const report = { numPassedTests: r.passed, numFailedTests: r.failed, numPendingTests: r.skipped ?? 0 };
+    const report = {
+      numPassedTests: r.passed,
+      numFailedTests: r.failed,
+      numPendingTests: r.skipped ?? 0,
+      testResults: (r.testResults ?? []).map((t) =>
+        JSON.parse(JSON.stringify(t).replaceAll("<pkg>", join(root, pkg))),
+      ),
+    };
     writeFileSync(join(root, pkg, ".test-results", file), JSON.stringify(report));
   }
   return root;
@@ -51,6 +64,54 @@ describe("test-summary", () => {
     const { lines, ok } = summarize(readReports(root), [20, 24]);
     expect(lines.at(-1)).toBe("tests: 19 passed, 1 failed");
     expect(ok).toBe(false);
+  });
+
+  it("lists each failed test by package, file, Node and name, with the first lines of its error, above the closing line", () => {
+    const root = workspace({
+      "tools/reliability:vitest-node20.json": { passed: 3, failed: 0 },
+      "tools/reliability:vitest-node24.json": {
+        passed: 2,
+        failed: 1,
+        testResults: [
+          {
+            name: "<pkg>/test/misuse.test.ts",
+            status: "failed",
+            message: "",
+            assertionResults: [
+              { fullName: "misuse passes", status: "passed", failureMessages: [] },
+              {
+                fullName: "misuse binds again",
+                status: "failed",
+                failureMessages: [
+                  "\u001b[31mError: EADDRINUSE\u001b[39m\n\n    at bind (a.ts:1)\n    at 2\n    at 3\n    at 4\n    at 5\n    at 6",
+                ],
+              },
+            ],
+          },
+          {
+            name: "<pkg>/test/broken.test.ts",
+            status: "failed",
+            message: "SyntaxError: bad import",
+            assertionResults: [],
+          },
+        ],
+      },
+    });
+    const { lines, ok } = summarize(readReports(root), [20, 24]);
+    expect(ok).toBe(false);
+    expect(lines.slice(lines.indexOf("failed:"))).toEqual([
+      "failed:",
+      "  tools/reliability/test/misuse.test.ts (Node 24): misuse binds again",
+      "      Error: EADDRINUSE",
+      "          at bind (a.ts:1)",
+      "          at 2",
+      "          at 3",
+      "          at 4",
+      "          at 5",
+      "  tools/reliability/test/broken.test.ts (Node 24): (the file itself)",
+      "      SyntaxError: bad import",
+      "tests: 5 passed, 1 failed",
+    ]);
   });
 
   it("fails when a package has no report from one of the Node runs", () => {
