@@ -100,8 +100,6 @@ export interface ServerLongPromptRow {
   promptTokens: number | null;
   /** The request's time at the HTTP client (send → response complete); null for the baseline. */
   ms: number | null;
-  /** Longest gap of a 1 ms timer on the server's main thread meanwhile. */
-  serverLoopMaxGapMs: number;
   /** The other streams' time between consecutive SSE events. */
   othersGap: Summary;
   /** The other streams' engine output → SSE bytes at the client. */

@@ -8,7 +8,7 @@
 //   3. server: the same N streams as HTTP chat completions — tokens/s at the HTTP clients, server process CPU
 //      per token, engine output → SSE bytes at the client (see stamped-client.ts for the join);
 //   4. a 32k-token prompt tokenized (POST /tokenize, then a chat completion with it) while the N streams run:
-//      its time, the server's event-loop gap, the other streams' inter-event gaps and delays meanwhile.
+//      its time, and the other streams' inter-event gaps and delays meanwhile.
 import { fork } from "node:child_process";
 import { createRequire } from "node:module";
 import { dirname } from "node:path";
@@ -21,7 +21,7 @@ import { cpuAvailable, sampleCpu } from "../cpu.js";
 import { LogHistogram } from "../histogram.js";
 import { interEventGaps, sseDelays } from "../server/join.js";
 import type { FromLoad, StreamRecord, ToLoad } from "../server/load-protocol.js";
-import { LoopGapMonitor, longPromptText } from "../server/long-prompt.js";
+import { longPromptText } from "../server/long-prompt.js";
 import { StampedClient } from "../server/stamped-client.js";
 import type { ServerBenchResult, ServerCpu, ServerLongPromptRow } from "../types.js";
 
@@ -346,13 +346,10 @@ async function longPromptPhase(
   ];
   const margin = Math.max(2 * o.stepMs, 20);
   const baselineMs = 1000;
-  const gap = new LoopGapMonitor();
   stamped.recording = true;
   load.send({ type: "record-start" });
   const recordedFrom = wallNowMs();
-  gap.start();
   await sleep(baselineMs);
-  const baselineLoopGap = gap.stop();
   const baselineTo = wallNowMs();
   const timed: {
     what: string;
@@ -361,13 +358,10 @@ async function longPromptPhase(
     to: number;
     ms: number;
     status: number;
-    gap: number;
   }[] = [];
   for (const r of requests) {
-    gap.start();
     load.send({ type: "request", url: `${base}${r.path}`, body: JSON.stringify(r.body) });
     const res = await load.expect("response");
-    const loopGap = gap.stop();
     if (res.status !== 200) throw new Error(`${r.what} answered ${res.status}: ${res.body}`);
     timed.push({
       what: r.what,
@@ -376,7 +370,6 @@ async function longPromptPhase(
       to: res.endedAt,
       ms: res.endedAt - res.startedAt,
       status: res.status,
-      gap: loopGap,
     });
     await sleep(300); // let the streams settle between the two
   }
@@ -387,7 +380,6 @@ async function longPromptPhase(
     what: string,
     tokens: number | null,
     ms: number | null,
-    loopGapMs: number,
     from: number,
     to: number,
     rs: StreamRecord[],
@@ -395,13 +387,12 @@ async function longPromptPhase(
     what,
     promptTokens: tokens,
     ms,
-    serverLoopMaxGapMs: loopGapMs,
     othersGap: interEventGaps(rs, { from, to }).summary(),
     othersDelay: sseDelays(rs, stamped.stamps, { from, to }).delay.summary(),
   });
   const rows = [
-    row("baseline (no long prompt, 1 s)", null, null, baselineLoopGap, recordedFrom, baselineTo, records),
-    ...timed.map((t) => row(t.what, t.tokens, t.ms, t.gap, t.from, t.to + margin, records)),
+    row("baseline (no long prompt, 1 s)", null, null, recordedFrom, baselineTo, records),
+    ...timed.map((t) => row(t.what, t.tokens, t.ms, t.from, t.to + margin, records)),
   ];
   stamped.reset();
   return { rows };

@@ -1,5 +1,4 @@
-// A deterministic long prompt (prose with varying numbers and words, so BPE merges do not collapse it),
-// and a 1 ms timer that records the longest gap of the event loop it runs on.
+// A deterministic long prompt: prose with varying numbers and words, so BPE merges do not collapse it.
 
 const WORDS = [
   "engine",
@@ -28,27 +27,4 @@ export function longPromptText(paragraphs: number): string {
     );
   }
   return out.join("\n");
-}
-
-/** Longest interval between two ticks of a 1 ms timer on this thread (what other streams on it would wait). */
-export class LoopGapMonitor {
-  #timer: NodeJS.Timeout | undefined;
-  #last = 0;
-  maxGapMs = 0;
-
-  start(): void {
-    this.maxGapMs = 0;
-    this.#last = performance.now();
-    this.#timer = setInterval(() => {
-      const now = performance.now();
-      this.maxGapMs = Math.max(this.maxGapMs, now - this.#last);
-      this.#last = now;
-    }, 1);
-  }
-
-  stop(): number {
-    clearInterval(this.#timer);
-    this.maxGapMs = Math.max(this.maxGapMs, performance.now() - this.#last);
-    return this.maxGapMs;
-  }
 }
