@@ -602,14 +602,7 @@ export function renderServer(r: ServerBenchResult): string[] {
       "under this load libuv's timers on the server thread fire 100+ ms late while its I/O keeps flowing.)",
       "",
       table(
-        [
-          "while",
-          "prompt tokens",
-          "time",
-          "server loop max gap",
-          "others: gap p50 / p99 / max",
-          "others: delay p50 / p99 / max",
-        ],
+        ["while", "prompt tokens", "time", "others: gap p50 / p99 / max", "others: delay p50 / p99 / max"],
         r.longPrompt.rows.map((l) => [
           l.what,
           l.promptTokens === null ? "" : String(l.promptTokens),

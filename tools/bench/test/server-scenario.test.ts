@@ -77,5 +77,11 @@ describe("server scenario", () => {
     expect(md).toContain("## 6. Server");
     expect(md).toContain("POST /tokenize");
     expect(md).toContain("frontend CPU per token");
+    // Every row of the long-prompt table has as many cells as its header.
+    const longTable = md
+      .split("\n")
+      .filter((l) => l.startsWith("| ") && md.indexOf(l) > md.indexOf("| while"));
+    const cells = (l: string) => l.split(" | ").length;
+    for (const l of longTable) expect(cells(l), l).toBe(cells(longTable[0]!));
   }, 120_000);
 });
