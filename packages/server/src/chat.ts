@@ -3,6 +3,7 @@
 import { FinishReason, finishReasonName, type SamplingParamsInit } from "@vllm-engine-core/client";
 import { type ChatMessage, type TextDelta, withModelStopTokens } from "@vllm-engine-core/text";
 import type { FastifyReply, FastifyRequest } from "fastify";
+import { TextChunkTemplate } from "./chunk-json.js";
 import {
   checkModel,
   disconnectSignal,
@@ -186,6 +187,7 @@ export async function chatCompletions(
     choices,
     ...extra,
   });
+  const textChunk = TextChunkTemplate.chat({ ...base, object: "chat.completion.chunk" });
   let completionTokens = 0;
   try {
     // The first chunk carries the role (vLLM: `DeltaMessage(role=role, content="")`).
@@ -200,16 +202,20 @@ export async function chatCompletions(
       completionTokens += d.tokenIds.length;
       const lp = logprobsOf(d);
       if (d.text === "" && !d.finished && lp === null) continue;
-      const choice = {
+      const choice = () => ({
         index: 0,
         delta: d.text === "" ? {} : { content: d.text },
         logprobs: lp,
         finish_reason: finishOf(d),
         ...(d.finished ? { stop_reason: d.stopReason } : {}),
-      };
-      const extra = continuousUsage ? { usage: usage(promptTokenIds.length, completionTokens) } : {};
+      });
+      const u = continuousUsage ? usage(promptTokenIds.length, completionTokens) : undefined;
       // A closed connection ends the loop; leaving it aborts the request on the engine.
-      if (!(await sse.send(chunk([choice], extra)))) break;
+      const sent =
+        d.text !== "" && !d.finished && lp === null
+          ? sse.sendJson(textChunk.json(d.text, u))
+          : sse.send(chunk([choice()], u === undefined ? {} : { usage: u }));
+      if (!(await sent)) break;
     }
     if (sse.closed) return reply;
     if (includeUsage) await sse.send(chunk([], { usage: usage(promptTokenIds.length, completionTokens) }));

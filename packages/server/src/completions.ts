@@ -3,6 +3,7 @@
 import { FinishReason, finishReasonName, type SamplingParamsInit } from "@vllm-engine-core/client";
 import { type TextDelta, withModelStopTokens } from "@vllm-engine-core/text";
 import type { FastifyReply, FastifyRequest } from "fastify";
+import { TextChunkTemplate } from "./chunk-json.js";
 import {
   checkModel,
   disconnectSignal,
@@ -146,6 +147,7 @@ export async function completions(
   const sse = new SseWriter(reply.raw, ctx.sseStats);
   reply.hijack();
   sse.open();
+  const textChunk = TextChunkTemplate.completion(base);
   let completionTokens = 0;
   let textLength = 0;
   try {
@@ -155,15 +157,19 @@ export async function completions(
       const lp = logprobsOf(d, textLength);
       textLength += pyLen(d.text);
       if (d.text === "" && !d.finished && lp === null) continue;
-      const choice = {
+      const choice = () => ({
         index: 0,
         text: d.text,
         logprobs: lp,
         finish_reason: finishOf(d),
         stop_reason: d.finished ? d.stopReason : null,
-      };
-      const extra = continuousUsage ? { usage: usage(prompt.length, completionTokens) } : {};
-      if (!(await sse.send({ ...base, choices: [choice], ...extra }))) break;
+      });
+      const u = continuousUsage ? usage(prompt.length, completionTokens) : undefined;
+      const sent =
+        d.text !== "" && !d.finished && lp === null
+          ? sse.sendJson(textChunk.json(d.text, u))
+          : sse.send({ ...base, choices: [choice()], ...(u === undefined ? {} : { usage: u }) });
+      if (!(await sent)) break;
     }
     if (sse.closed) return reply;
     if (includeUsage) await sse.send({ ...base, choices: [], usage: usage(prompt.length, completionTokens) });

@@ -4,6 +4,7 @@
 // left to the client's validation (vLLM's `SamplingParams._verify_args`), which names the field.
 import type { SamplingParamsInit } from "@vllm-engine-core/client";
 import type { GenerationDefaults } from "@vllm-engine-core/text";
+import { logitBiasOf, structuredOutputsOf } from "./constraints.js";
 import { badRequest, OpenAIApiError } from "./errors.js";
 
 export type Body = Record<string, unknown>;
@@ -136,6 +137,10 @@ export function samplingFromBody(body: Body, defaults: GenerationDefaults): Samp
   if (skipSpecial !== undefined) sp.skipSpecialTokens = skipSpecial;
   const spaces = optBool(body, "spaces_between_special_tokens");
   if (spaces !== undefined) sp.spacesBetweenSpecialTokens = spaces;
+  const logitBias = logitBiasOf(body);
+  if (logitBias !== undefined) sp.logitBias = logitBias;
+  const structuredOutputs = structuredOutputsOf(body);
+  if (structuredOutputs !== undefined) sp.structuredOutputs = structuredOutputs;
   return sp;
 }
 

@@ -44,7 +44,13 @@ export function createServer(options: ServerOptions): FastifyInstance {
     startedAt: Math.floor(Date.now() / 1000),
     sseStats: { events: 0, drainWaits: 0, maxBufferedBytes: 0 },
   };
-  const app = Fastify({ logger: options.logger ?? false, bodyLimit: options.bodyLimit ?? 64 * 1024 * 1024 });
+  const app = Fastify({
+    logger: options.logger ?? false,
+    bodyLimit: options.bodyLimit ?? 64 * 1024 * 1024,
+    // `close()` destroys every connection, streaming ones included: an open SSE stream must not keep the
+    // server (and a Ctrl-C'd `serve`) alive; each cut stream aborts its request on the engine.
+    forceCloseConnections: true,
+  });
 
   // Bad JSON, a wrong content type, a too large body, anything a route throws: OpenAI's error shape.
   app.setErrorHandler((error: FastifyError, _request, reply) => {

@@ -50,6 +50,11 @@ export class SseWriter {
     return this.#write(`data: ${JSON.stringify(payload)}\n\n`);
   }
 
+  /** `data: <json>\n\n` for an already serialized payload. */
+  sendJson(json: string): Promise<boolean> {
+    return this.#write(`data: ${json}\n\n`);
+  }
+
   /** `data: [DONE]\n\n` and the end of the response. */
   async done(): Promise<void> {
     if (await this.#write("data: [DONE]\n\n")) this.#raw.end();

@@ -255,6 +255,39 @@ describe("engine death", () => {
   });
 });
 
+describe("closing the server", () => {
+  it("app.close() with a stream open cuts the stream, aborts its request on the engine and returns", async () => {
+    const stack = await startStack({ stepMs: 20 });
+    try {
+      const { res } = await openStream(stack, "/v1/chat/completions", {
+        messages: [{ role: "user", content: "an endless story" }],
+        max_tokens: 3000,
+        ignore_eos: true,
+        stream: true,
+      });
+      const first = await readEvents(res, 2);
+      const id = payloads(first)[0].id as string;
+      const ended = new Promise<string>((resolve) => {
+        res.once("close", () => resolve("closed"));
+        res.resume();
+      });
+      const closed = stack.app.close().then(() => "returned");
+      const timeout = new Promise<string>((resolve) =>
+        setTimeout(() => resolve("still open after 10 s"), 10_000),
+      );
+      expect(await Promise.race([closed, timeout])).toBe("returned");
+      expect(await ended).toBe("closed");
+      const abort = await stack.engine.waitForEvent(
+        (e) => e.event === "abort" && (e.requestIds as string[] | undefined)?.includes(id) === true,
+        5_000,
+      );
+      expect(abort.removed).toEqual([id]);
+    } finally {
+      await stack.close();
+    }
+  });
+});
+
 describe("streams over raw HTTP", () => {
   let stack: Stack;
   beforeAll(async () => {

@@ -17,9 +17,15 @@ import {
   type ProbeExtract,
   renderMarkdown,
 } from "./report.js";
-import type { LatencyResult, OpenStreamsMemory, SlowReaderMemory, ThroughputResult } from "./types.js";
+import type {
+  LatencyResult,
+  OpenStreamsMemory,
+  ServerBenchResult,
+  SlowReaderMemory,
+  ThroughputResult,
+} from "./types.js";
 
-const HELP = `usage: bench [--quick] [--skip-probe] [--profile] [--only throughput,latency,memory] [--out-dir <dir>]
+const HELP = `usage: bench [--quick] [--skip-probe] [--profile] [--only throughput,latency,memory,server] [--out-dir <dir>]
 
   --quick       shorter windows (1 s) for a smoke run; numbers are noisier
   --skip-probe  reuse bench-results/probe.json instead of running tools/probe (≈45 s)
@@ -46,7 +52,7 @@ const repoRoot = resolve(here, "..", "..", "..");
 const outDir = resolve(values["out-dir"] ?? join(repoRoot, "bench-results"));
 const tmpDir = join(outDir, "tmp");
 mkdirSync(tmpDir, { recursive: true });
-const sections = new Set((values.only ?? "throughput,latency,memory").split(","));
+const sections = new Set((values.only ?? "throughput,latency,memory,server").split(","));
 const measureMs = values.quick ? 1000 : 3000;
 const warmupMs = 500;
 const started = performance.now();
@@ -263,6 +269,27 @@ if (sections.has("memory")) {
   }
 }
 
+let server: ServerBenchResult | undefined;
+if (sections.has("server")) {
+  log("server: 256 streaming chat completions over HTTP vs the bare client; detokenizer; 32k-token prompt");
+  server = await attempt("server", () =>
+    scenario<ServerBenchResult>("server", {
+      streams: 256,
+      stepMs: 10,
+      warmupMs,
+      measureMs,
+      longPromptTokens: 32_768,
+      detokenizeTokens: 100_000,
+    }),
+  );
+  if (server) {
+    log(
+      `  ${server.server.tokensPerSec.toFixed(0)} tokens/s over HTTP vs ${server.bare.tokensPerSec.toFixed(0)} bare; ` +
+        `added p50 ${server.added.p50.toFixed(2)} ms, p99 ${server.added.p99.toFixed(2)} ms`,
+    );
+  }
+}
+
 let profile: BenchDocument["profile"];
 if (values.profile) {
   // Profiles of the working threads over the measurement window (inspector, no hook in the product).
@@ -302,6 +329,7 @@ const base = {
   throughput,
   latency,
   memory: { openStreams, slowReader },
+  server,
   errors,
 };
 const doc: BenchDocument = { ...base, goals: computeGoals(base), profile };

@@ -12,6 +12,7 @@ import {
   productThroughput,
 } from "./scenarios/product.js";
 import { pythonThroughput } from "./scenarios/python.js";
+import { serverBench } from "./scenarios/server.js";
 
 // biome-ignore lint/suspicious/noExplicitAny: configs are checked by each scenario's own parameter type
 const SCENARIOS: Record<string, (config: any) => Promise<unknown>> = {
@@ -24,6 +25,7 @@ const SCENARIOS: Record<string, (config: any) => Promise<unknown>> = {
   "memory-slow-reader": productSlowReader,
   floor: measureFloor,
   record: recordLoad,
+  server: serverBench,
 };
 
 const [name, config] = process.argv.slice(2);

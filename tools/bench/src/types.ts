@@ -82,3 +82,61 @@ export interface SlowReaderMemory extends SlowReaderOutcome {
   };
   ratios: SlowReaderRatios;
 }
+
+/** CPU during a server-scenario window (1.0 = one core busy). */
+export interface ServerCpu {
+  /** The process serving the streams: the bare client's or the server's (all its threads). */
+  frontend: number | undefined;
+  engine: number | undefined;
+  /** The HTTP load generator's process (server phase only). */
+  loadGenerator?: number | undefined;
+  /** Frontend process CPU time per delivered token, µs. */
+  frontendUsPerToken: number | undefined;
+}
+
+/** One interval of the long-prompt phase: the other streams while it ran (or the baseline before). */
+export interface ServerLongPromptRow {
+  what: string;
+  promptTokens: number | null;
+  /** The request's time at the HTTP client (send → response complete); null for the baseline. */
+  ms: number | null;
+  /** The other streams' time between consecutive SSE events. */
+  othersGap: Summary;
+  /** The other streams' engine output → SSE bytes at the client. */
+  othersDelay: Summary;
+}
+
+export interface ServerBenchResult {
+  streams: number;
+  stepMs: number;
+  engine: "mock";
+  /** streams × steps/s when the engine is paced; null at full load. */
+  offeredTokensPerSec: number | null;
+  detokenize: { library: string; proseNsPerToken: number; mockIdsNsPerToken: number; tokens: number };
+  bare: {
+    tokensPerSec: number;
+    tokens: number;
+    deliveries: number;
+    windowMs: number;
+    /** Engine send → consumer receive. */
+    delay: Summary;
+    cpu: ServerCpu;
+  };
+  server: {
+    tokensPerSec: number;
+    tokens: number;
+    events: number;
+    /** On the load generator's clock. */
+    windowMs: number;
+    scenarioWindowMs: number;
+    /** Engine send → SSE bytes at the HTTP client. */
+    delay: Summary;
+    /** SSE events whose token count matched no engine output the server read (should be 0). */
+    unmatched: number;
+    cpu: ServerCpu;
+  };
+  /** Server delay percentile minus the bare client's, same run. */
+  added: { p50: number; p99: number };
+  longPrompt?: { rows: ServerLongPromptRow[] };
+  notes?: string[];
+}

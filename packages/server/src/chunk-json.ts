@@ -1,0 +1,42 @@
+// The JSON of the most frequent streamed chunk — a plain text delta, not the last, without logprobs — from
+// a per-request template: only the text (and the usage, with `continuous_usage_stats`) is serialized per
+// token instead of the whole chunk object. The bytes are exactly `JSON.stringify` of the chunk the generic
+// path builds (same keys in the same order); at hundreds of streams the server spends its time per token.
+import type { Usage } from "./context.js";
+
+export class TextChunkTemplate {
+  readonly #head: string;
+  readonly #tail: string;
+
+  /**
+   * `base` are the chunk's leading fields; `textKey` the choice's text field ("content" of the chat delta,
+   * or the completion's "text"); `choiceTail` the choice's remaining fields.
+   */
+  private constructor(head: string, tail: string) {
+    this.#head = head;
+    this.#tail = tail;
+  }
+
+  /** `{...base, choices: [{index: 0, delta: {content}, logprobs: null, finish_reason: null}], usage?}` */
+  static chat(base: Record<string, unknown>): TextChunkTemplate {
+    const open = JSON.stringify(base).slice(0, -1);
+    return new TextChunkTemplate(
+      `${open},"choices":[{"index":0,"delta":{"content":`,
+      '},"logprobs":null,"finish_reason":null}]',
+    );
+  }
+
+  /** `{...base, choices: [{index: 0, text, logprobs: null, finish_reason: null, stop_reason: null}], usage?}` */
+  static completion(base: Record<string, unknown>): TextChunkTemplate {
+    const open = JSON.stringify(base).slice(0, -1);
+    return new TextChunkTemplate(
+      `${open},"choices":[{"index":0,"text":`,
+      ',"logprobs":null,"finish_reason":null,"stop_reason":null}]',
+    );
+  }
+
+  json(text: string, usage?: Usage): string {
+    const u = usage === undefined ? "" : `,"usage":${JSON.stringify(usage)}`;
+    return `${this.#head}${JSON.stringify(text)}${this.#tail}${u}}`;
+  }
+}
