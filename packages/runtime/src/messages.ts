@@ -72,13 +72,11 @@ export type CallBody =
       connectionId: string;
       requestId: string;
       dataParallelRank: number | null;
-      /** Encoded on the submitting thread: [typeByte, payload, ...aux]. */
-      frames: Uint8Array[] | null;
       /**
-       * The request itself (packArgs'd) when the runtime must encode it: with a DP coordinator the
-       * runtime stamps the current wave into every ADD.
+       * Encoded once, on the submitting thread: [typeByte, payload, ...aux]. With a DP coordinator the
+       * runtime stamps the current wave into these bytes (withCurrentWave), without re-encoding.
        */
-      request: unknown;
+      frames: Uint8Array[];
     }
   | { t: "abort"; connectionId: string; requestIds: string[]; notify: boolean }
   | { t: "utility"; connectionId: string; method: string; args: unknown[]; timeoutMs: number | null }
@@ -95,7 +93,20 @@ export type ToRuntime =
   /** The thread received the connect reply and owns the connection now. */
   | { t: "adopt"; connectionId: string }
   /** The thread is going away (best effort, sent from its exit handler). */
-  | { t: "bye" };
+  | { t: "bye" }
+  /**
+   * Forwarded output frames (`seq`, see ToHost "frames") this thread could not decode: the runtime judges
+   * the message as any undecodable one and fails this thread's requests it named (`live`).
+   */
+  | {
+      t: "undecodable";
+      c: string;
+      seq: number;
+      senders: number[];
+      frames: Uint8Array[];
+      error: SerializedError;
+      live: string[];
+    };
 
 // ---------------------------------------------------------------------------------------------------
 // Link: runtime → thread.
@@ -117,8 +128,6 @@ export interface AttachResult {
   connectionId: string;
   info: ConnectionInfoWire;
   health: SerializedError | null;
-  /** True when submit must send the request object (the runtime encodes it; see CallBody submit). */
-  encodeOnRuntime: boolean;
 }
 
 export interface AbortResult {
@@ -140,17 +149,12 @@ export type ToHost =
   | { t: "evicted" }
   | { t: "ok"; id: number; value: CallResult }
   | { t: "err"; id: number; error: SerializedError }
-  /** Raw output frames whose outputs all belong to this thread: the thread decodes them. */
-  | { t: "frames"; c: string; frames: Uint8Array[] }
-  /** The subset of one output message that belongs to this thread. */
-  | {
-      t: "outputs";
-      c: string;
-      engineIndex: number;
-      timestamp: number;
-      outputs: EngineCoreOutput[];
-      finished: string[] | null;
-    }
+  /**
+   * One engine step's output message, undecoded, sent to each thread that owns a request it names: the
+   * thread decodes it and delivers its own requests' outputs. `seq` (per connection) and `senders` (the
+   * engines of the socket it came on) only serve to report it back if it cannot be decoded.
+   */
+  | { t: "frames"; c: string; seq: number; senders: readonly number[]; frames: Uint8Array[] }
   /** These requests failed (engine dead). */
   | { t: "fail"; c: string; requestIds: string[]; error: SerializedError }
   /** Another thread aborted these requests of yours: end them with a final ABORT output. */

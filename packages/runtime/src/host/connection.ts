@@ -10,8 +10,10 @@ import {
   type EngineCoreRequest,
   encodeAddRequest,
   FinishReason,
-  type ProtocolError,
+  ProtocolError,
   RequestStreamClosedError,
+  readOutputRoute,
+  serializeError,
   type UtilityOutput,
 } from "@vllm-engine-core/protocol";
 import {
@@ -22,7 +24,6 @@ import {
   packArgs,
   type ToHost,
   unpackArgs,
-  unpackOutput,
 } from "../messages.js";
 import type {
   ConnectionDiagnostics,
@@ -39,6 +40,11 @@ interface LiveRequest {
   /** -1 until the runtime confirmed the submit. */
   engineIndex: number;
   readonly release: () => void;
+  /**
+   * An output message naming it could not be decoded here: nothing more is delivered to it until the
+   * runtime's verdict fails it (reported back, see ToRuntime "undecodable").
+   */
+  failing: boolean;
 }
 
 type LinkMessage = Extract<ToHost, { c: string }>;
@@ -51,7 +57,6 @@ export class ThreadConnection implements RuntimeConnection, LinkedConnection {
   readonly #requests = new Map<string, LiveRequest>();
   readonly #healthListeners = new Set<(error: Error) => void>();
   readonly #onGone: () => void;
-  readonly #encodeOnRuntime: boolean;
   #health: Error | undefined;
   #closed: Error | undefined;
 
@@ -60,7 +65,6 @@ export class ThreadConnection implements RuntimeConnection, LinkedConnection {
     this.#id = attached.connectionId;
     this.#onGone = onGone;
     this.info = attached.info;
-    this.#encodeOnRuntime = attached.encodeOnRuntime;
     this.handle = Object.freeze({ connectionId: attached.connectionId, __vllmConnectionHandle: 1 as const });
     if (attached.health !== null) this.#health = deserializeError(attached.health);
     link.register(this.#id, this);
@@ -83,9 +87,10 @@ export class ThreadConnection implements RuntimeConnection, LinkedConnection {
     this.#assertOpen();
     const { requestId } = request;
     if (this.#requests.has(requestId)) throw new DuplicateRequestIdError({ requestId });
-    // Encoding here validates the request on the caller's thread and keeps the runtime thread free.
-    const frames = this.#encodeOnRuntime ? null : encodeAddRequest(request).map(ownedFrame);
-    const live: LiveRequest = { sink, engineIndex: -1, release: this.#link.hold() };
+    // Encoded once, here: it validates the request on the caller's thread and keeps the runtime thread
+    // free (with a DP coordinator the runtime only stamps the current wave into these bytes).
+    const frames = encodeAddRequest(request).map(ownedFrame);
+    const live: LiveRequest = { sink, engineIndex: -1, release: this.#link.hold(), failing: false };
     this.#requests.set(requestId, live);
     try {
       const reply = (await this.#link.call({
@@ -94,7 +99,6 @@ export class ThreadConnection implements RuntimeConnection, LinkedConnection {
         requestId,
         dataParallelRank: request.dataParallelRank ?? null,
         frames,
-        request: this.#encodeOnRuntime ? packArgs(request) : null,
       }).result) as { engineIndex: number };
       live.engineIndex = reply.engineIndex;
       return { engineIndex: reply.engineIndex };
@@ -205,21 +209,20 @@ export class ThreadConnection implements RuntimeConnection, LinkedConnection {
   onMessage(message: LinkMessage): void {
     switch (message.t) {
       case "frames": {
-        const decoded = decodeOutputMessage(message.frames);
+        // The one full decode of an engine step's outputs (the runtime only read the request ids).
+        let decoded: ReturnType<typeof decodeOutputMessage>;
+        try {
+          decoded = decodeOutputMessage(message.frames);
+        } catch (error) {
+          this.#undecodable(message, error);
+          return;
+        }
         if (decoded.kind === "outputs") {
           const { engineIndex, timestamp, outputs, finishedRequests } = decoded.outputs;
           this.#deliver(engineIndex, timestamp, outputs, finishedRequests);
         }
         return;
       }
-      case "outputs":
-        this.#deliver(
-          message.engineIndex,
-          message.timestamp,
-          message.outputs.map(unpackOutput),
-          message.finished,
-        );
-        return;
       case "fail": {
         const error = deserializeError(message.error);
         for (const requestId of message.requestIds) this.#failRequest(requestId, error);
@@ -261,7 +264,7 @@ export class ThreadConnection implements RuntimeConnection, LinkedConnection {
     for (let i = 0; i < outputs.length; i++) {
       const output = outputs[i]!;
       const live = this.#requests.get(output.requestId);
-      if (live === undefined) continue;
+      if (live === undefined || live.failing) continue;
       if (output.finishReason !== null) this.#drop(output.requestId, live);
       try {
         live.sink.outputs([output], meta);
@@ -273,11 +276,42 @@ export class ThreadConnection implements RuntimeConnection, LinkedConnection {
     if (finished !== null) {
       for (const requestId of finished) {
         const live = this.#requests.get(requestId);
-        if (live !== undefined && this.#drop(requestId, live)) {
+        if (live !== undefined && !live.failing && this.#drop(requestId, live)) {
           safely(() => live.sink.fail(new RequestStreamClosedError({ requestId })));
         }
       }
     }
+  }
+
+  /**
+   * Forwarded frames that do not decode: this thread's requests they name get nothing more, and the runtime
+   * (which owns the fault rule, worker/output-faults.ts) judges the message and fails them.
+   */
+  #undecodable(message: Extract<LinkMessage, { t: "frames" }>, error: unknown): void {
+    const route = readOutputRoute(message.frames[0] ?? new Uint8Array(0));
+    const live: string[] = [];
+    for (const requestId of [...route.requestIds, ...(route.finishedRequests ?? [])]) {
+      const request = this.#requests.get(requestId);
+      if (request === undefined || request.failing) continue;
+      request.failing = true;
+      live.push(requestId);
+    }
+    const protocolError =
+      error instanceof ProtocolError
+        ? error
+        : new ProtocolError({
+            struct: "EngineCoreOutputs",
+            detail: String((error as Error)?.message ?? error),
+          });
+    this.#link.post({
+      t: "undecodable",
+      c: this.#id,
+      seq: message.seq,
+      senders: [...message.senders],
+      frames: message.frames,
+      error: serializeError(protocolError),
+      live,
+    });
   }
 
   #failRequest(requestId: string, error: Error): void {
