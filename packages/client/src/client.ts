@@ -2,16 +2,12 @@
 // interaction goes through the runtime host (@vllm-engine-core/runtime), whose dedicated worker
 // thread owns the ZeroMQ sockets, the request registry and the engine selection.
 import { type EngineCoreClientConfig, resolveConfig } from "@vllm-engine-core/config";
-import {
-  ClientClosedError,
-  DuplicateRequestIdError,
-  type EngineCoreOutput,
-  type EngineCoreReadyResponse,
-  InconsistentUtilityResultsError,
-  InvalidRequestError,
-  type LoRARequestInit,
-  UtilityCallError,
-  type VllmVersion,
+import { ClientClosedError, DuplicateRequestIdError } from "@vllm-engine-core/errors";
+import type {
+  EngineCoreOutput,
+  EngineCoreReadyResponse,
+  LoRARequestInit,
+  VllmVersion,
 } from "@vllm-engine-core/protocol";
 import {
   attachConnection,
@@ -28,6 +24,7 @@ import {
   engineVersions,
   requestVersions,
 } from "./engine-versions.js";
+import { InconsistentUtilityResultsError, InvalidRequestError, UtilityCallError } from "./errors.js";
 import { EngineCoreOutputStream, type StreamController } from "./output-stream.js";
 import { buildRequest, type CallRequest } from "./request.js";
 import { arg, checkCallOptions, type PauseMode, type UtilityCallOptions } from "./utility-args.js";

@@ -6,13 +6,13 @@
 // Messages are tagged objects (`t`); calls carry an id that the reply echoes. Errors travel as
 // SerializedError (protocol's serializeError) and are rebuilt as typed classes on the receiving side.
 import type { ResolvedConfig } from "@vllm-engine-core/config";
+import type { SerializedError } from "@vllm-engine-core/errors";
 import {
   type EngineCoreOutput,
   type EngineCoreReadyResponse,
   Float64,
   MsgpackExt,
   RUNTIME_PROTOCOL_VERSION,
-  type SerializedError,
   type UtilityOutput,
 } from "@vllm-engine-core/protocol";
 import type { ConnectionDiagnostics } from "./types.js";

@@ -1,8 +1,11 @@
 import {
   ClientClosedError,
-  decodeOutputMessage,
   EngineDeadError,
   InvalidDataParallelRankError,
+  TransportUsageError,
+} from "@vllm-engine-core/errors";
+import {
+  decodeOutputMessage,
   isEngineCoreDead,
   ProtocolError,
   readOutputRoute,
@@ -10,7 +13,6 @@ import {
 import type * as zmq from "zeromq";
 import type { CoordinatorRuntime } from "./coordinator.js";
 import { DeathAttribution } from "./death-attribution.js";
-import { TransportUsageError } from "./errors.js";
 import { identityHex } from "./identity.js";
 import { disconnectedIdentity } from "./liveness.js";
 import { SerialSendQueue } from "./send-queue.js";

@@ -1,11 +1,7 @@
 // openConnection / attachConnection: the host API any thread calls. Nothing here touches a socket: the
 // connect itself (binds, handshakes, registrations) and every loop run on the runtime worker.
 import { type EngineCoreClientConfig, type ResolvedConfig, resolveConfig } from "@vllm-engine-core/config";
-import {
-  ClientClosedError,
-  deserializeError,
-  InvalidConnectionHandleError,
-} from "@vllm-engine-core/protocol";
+import { ClientClosedError, deserializeError, InvalidConnectionHandleError } from "@vllm-engine-core/errors";
 import type { AttachResult } from "../messages.js";
 import { CANCEL_CONFIRM_TIMEOUT_MS, RETIRING_RETRIES } from "../timing.js";
 import type { ConnectionHandle, RuntimeConnection } from "../types.js";

@@ -1,19 +1,22 @@
 // This thread's view of one connection: the sinks of the requests it submitted, the connection's health,
 // and the calls it makes to the runtime. Outputs arrive on the link already filtered to this thread's
 // requests (or as raw frames that only concern this thread, decoded here).
+
 import {
   ClientClosedError,
   DuplicateRequestIdError,
-  decodeOutputMessage,
   deserializeError,
+  RequestStreamClosedError,
+  serializeError,
+} from "@vllm-engine-core/errors";
+import {
+  decodeOutputMessage,
   type EngineCoreOutput,
   type EngineCoreRequest,
   encodeAddRequest,
   FinishReason,
   ProtocolError,
-  RequestStreamClosedError,
   readOutputRoute,
-  serializeError,
   type UtilityOutput,
 } from "@vllm-engine-core/protocol";
 import {

@@ -3,7 +3,7 @@
 // only be handed out by the main thread, which worker threads cannot ask for without owning parentPort).
 // The link carries calls (with ids) and their replies, and the outputs of this thread's requests.
 import { BroadcastChannel, isMainThread, threadId } from "node:worker_threads";
-import { ClientClosedError, deserializeError } from "@vllm-engine-core/protocol";
+import { ClientClosedError, deserializeError } from "@vllm-engine-core/errors";
 import {
   type CallBody,
   type CallResult,

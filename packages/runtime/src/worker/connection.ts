@@ -4,18 +4,20 @@ import type { ResolvedConfig } from "@vllm-engine-core/config";
 import {
   ClientClosedError,
   DuplicateRequestIdError,
-  decodeOutputMessage,
   EngineDeadError,
+  InvalidDataParallelRankError,
+  type SerializedError,
+  serializeError,
+  UtilityTimeoutError,
+} from "@vllm-engine-core/errors";
+import {
+  decodeOutputMessage,
   encodeAbortRequest,
   encodeUtilityCall,
-  InvalidDataParallelRankError,
   type OutputMessage,
   type OutputRoute,
   ProtocolError,
-  type SerializedError,
-  serializeError,
   type UtilityOutput,
-  UtilityTimeoutError,
   withCurrentWave,
 } from "@vllm-engine-core/protocol";
 import {

@@ -5,10 +5,10 @@ import {
   ClientClosedError,
   ConnectAbortedError,
   deserializeError,
-  ProtocolError,
   RuntimeCrashedError,
   serializeError,
-} from "@vllm-engine-core/protocol";
+} from "@vllm-engine-core/errors";
+import { ProtocolError } from "@vllm-engine-core/protocol";
 import {
   type CallMessage,
   type CallResult,

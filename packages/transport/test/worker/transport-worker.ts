@@ -1,7 +1,8 @@
 // Test stand-in for the runtime worker: owns one transport at a time and drives it on command.
 import { type MessagePort, parentPort } from "node:worker_threads";
 import { resolveConfig } from "@vllm-engine-core/config";
-import { decodeOutputMessage, serializeError } from "@vllm-engine-core/protocol";
+import { serializeError } from "@vllm-engine-core/errors";
+import { decodeOutputMessage } from "@vllm-engine-core/protocol";
 import { connectTransport, type EngineTransport } from "../../src/index.ts";
 import type { ConnectResult, WorkerCommand, WorkerMessage } from "./protocol.ts";
 
