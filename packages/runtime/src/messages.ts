@@ -64,11 +64,16 @@ export interface Hello {
 // ---------------------------------------------------------------------------------------------------
 // Link: thread → runtime.
 
-export type CallBody =
-  | { t: "connect"; config: ResolvedConfig }
-  | { t: "attach"; connectionId: string }
-  | {
-      t: "submit";
+/**
+ * The one request/response map of the link: each call's body (tagged `t`) and what the runtime answers.
+ * CallBody, CallResult and RuntimeLink.call are derived from it, so a caller gets its reply typed by the
+ * tag it sent, with no cast.
+ */
+export interface CallMap {
+  connect: { body: { config: ResolvedConfig }; result: AttachResult };
+  attach: { body: { connectionId: string }; result: AttachResult };
+  submit: {
+    body: {
       connectionId: string;
       requestId: string;
       dataParallelRank: number | null;
@@ -77,12 +82,27 @@ export type CallBody =
        * runtime stamps the current wave into these bytes (withCurrentWave), without re-encoding.
        */
       frames: Uint8Array[];
-    }
-  | { t: "abort"; connectionId: string; requestIds: string[]; notify: boolean }
-  | { t: "utility"; connectionId: string; method: string; args: unknown[]; timeoutMs: number | null }
-  | { t: "diagnostics"; connectionId: string }
-  | { t: "detach"; connectionId: string }
-  | { t: "shutdown"; connectionId: string };
+    };
+    result: { engineIndex: number };
+  };
+  abort: { body: { connectionId: string; requestIds: string[]; notify: boolean }; result: AbortResult };
+  utility: {
+    body: { connectionId: string; method: string; args: unknown[]; timeoutMs: number | null };
+    /** Packed (packArgs) outputs, in engine order. */
+    result: { engineIndex: number; output: UtilityOutput }[];
+  };
+  diagnostics: { body: { connectionId: string }; result: ConnectionDiagnosticsWire };
+  detach: { body: { connectionId: string }; result: null };
+  shutdown: { body: { connectionId: string }; result: null };
+}
+
+export type CallName = keyof CallMap;
+
+/** The body of call `K` (all calls when K is not narrowed). */
+export type CallBody<K extends CallName = CallName> = { [N in K]: { t: N } & CallMap[N]["body"] }[K];
+
+/** What the runtime answers to call `K`. */
+export type CallResult<K extends CallName = CallName> = CallMap[K]["result"];
 
 export type CallMessage = CallBody & { id: number };
 
@@ -134,14 +154,6 @@ export interface AbortResult {
   /** Ids that were still live on the runtime, with the engine each was routed to. */
   live: [requestId: string, engineIndex: number][];
 }
-
-export type CallResult =
-  | AttachResult
-  | { engineIndex: number }
-  | AbortResult
-  | { engineIndex: number; output: UtilityOutput }[]
-  | ConnectionDiagnosticsWire
-  | null;
 
 export type ToHost =
   | { t: "welcome" }
@@ -280,4 +292,9 @@ export function ownedFrame(frame: Uint8Array): Uint8Array {
     return frame;
   }
   return new Uint8Array(frame);
+}
+
+/** A utility output the runtime packed (packArgs), rebuilt: its result may hold Float64/MsgpackExt. */
+export function unpackUtilityOutput(output: UtilityOutput): UtilityOutput {
+  return unpackArgs(output) as UtilityOutput;
 }

@@ -60,7 +60,7 @@ export async function attachConnection(handle: ConnectionHandle): Promise<Runtim
   }
   try {
     const link = await linkTo(gen);
-    const attached = (await link.call({ t: "attach", connectionId }).result) as AttachResult;
+    const attached = await link.call({ t: "attach", connectionId }).result;
     return adopt(link, attached);
   } catch (error) {
     if (isRetiring(error)) throw new ClientClosedError({ detail: "the connection was shut down" });
@@ -75,7 +75,7 @@ async function connectOn(
 ): Promise<RuntimeConnection> {
   signal?.throwIfAborted();
   const { id, result } = link.call({ t: "connect", config });
-  if (signal === undefined) return adopt(link, (await result) as AttachResult);
+  if (signal === undefined) return adopt(link, await result);
   return new Promise<RuntimeConnection>((resolve, reject) => {
     const onAbort = () => {
       // Cancel on the runtime and wait (bounded) until it confirms: by then every socket it opened is
@@ -86,7 +86,7 @@ async function connectOn(
         async (value) => {
           // The connect finished before the cancel reached the runtime: close what it opened.
           try {
-            await link.call({ t: "shutdown", connectionId: (value as AttachResult).connectionId }).result;
+            await link.call({ t: "shutdown", connectionId: value.connectionId }).result;
           } catch {
             // Already gone.
           }
@@ -104,7 +104,7 @@ async function connectOn(
       (value) => {
         if (signal.aborted) return;
         signal.removeEventListener("abort", onAbort);
-        resolve(adopt(link, value as AttachResult));
+        resolve(adopt(link, value));
       },
       (error: unknown) => {
         if (signal.aborted) return;

@@ -22,11 +22,10 @@ import {
 import {
   type AbortResult,
   type AttachResult,
-  type ConnectionDiagnosticsWire,
   ownedFrame,
   packArgs,
   type ToHost,
-  unpackArgs,
+  unpackUtilityOutput,
 } from "../messages.js";
 import type {
   ConnectionDiagnostics,
@@ -96,13 +95,13 @@ export class ThreadConnection implements RuntimeConnection, LinkedConnection {
     const live: LiveRequest = { sink, engineIndex: -1, release: this.#link.hold(), failing: false };
     this.#requests.set(requestId, live);
     try {
-      const reply = (await this.#link.call({
+      const reply = await this.#link.call({
         t: "submit",
         connectionId: this.#id,
         requestId,
         dataParallelRank: request.dataParallelRank ?? null,
         frames,
-      }).result) as { engineIndex: number };
+      }).result;
       live.engineIndex = reply.engineIndex;
       return { engineIndex: reply.engineIndex };
     } catch (error) {
@@ -122,14 +121,14 @@ export class ThreadConnection implements RuntimeConnection, LinkedConnection {
     }
     let result: AbortResult;
     try {
-      result = (await this.#link.call({
+      result = await this.#link.call({
         t: "abort",
         connectionId: this.#id,
         requestIds: [...requestIds],
         notify,
-      }).result) as AbortResult;
+      }).result;
     } catch (error) {
-      if (notify) for (const live of own.values()) safely(() => live.sink.fail(error as Error));
+      if (notify) for (const live of own.values()) safely(() => live.sink.fail(asError(error)));
       throw error;
     }
     if (notify) {
@@ -156,32 +155,23 @@ export class ThreadConnection implements RuntimeConnection, LinkedConnection {
       t: "utility",
       connectionId: this.#id,
       method,
-      args: packArgs([...args]) as unknown[],
+      args: [...args].map(packArgs),
       timeoutMs: timeoutMs ?? null,
     });
-    const replies = (await (signal === undefined
+    const replies = await (signal === undefined
       ? result
-      : untilAborted(result, signal, () => this.#link.post({ t: "cancel", id })))) as {
-      engineIndex: number;
-      output: UtilityOutput;
-    }[];
-    return replies.map(({ engineIndex, output }) => ({
-      engineIndex,
-      output: unpackArgs(output) as UtilityOutput,
-    }));
+      : untilAborted(result, signal, () => this.#link.post({ t: "cancel", id })));
+    return replies.map(({ engineIndex, output }) => ({ engineIndex, output: unpackUtilityOutput(output) }));
   }
 
   async diagnostics(): Promise<ConnectionDiagnostics> {
     this.#assertOpen();
-    const { lastProtocolError, ...counters } = (await this.#link.call({
+    const { lastProtocolError, ...counters } = await this.#link.call({
       t: "diagnostics",
       connectionId: this.#id,
-    }).result) as ConnectionDiagnosticsWire;
-    return {
-      ...counters,
-      lastProtocolError:
-        lastProtocolError === null ? null : (deserializeError(lastProtocolError) as ProtocolError),
-    };
+    }).result;
+    const error = lastProtocolError === null ? null : deserializeError(lastProtocolError);
+    return { ...counters, lastProtocolError: error instanceof ProtocolError ? error : null };
   }
 
   async detach(): Promise<void> {
@@ -200,7 +190,7 @@ export class ThreadConnection implements RuntimeConnection, LinkedConnection {
       await this.#link.call({ t: "shutdown", connectionId: this.#id }).result;
     } catch (error) {
       // Already closed by another thread or the runtime is gone: the connection is closed either way.
-      if (this.#closed === undefined) this.#close(error as Error, true);
+      if (this.#closed === undefined) this.#close(asError(error), true);
       return;
     }
     // The runtime's "closed" message arrived before the reply; this is the fallback if it did not.
@@ -304,7 +294,7 @@ export class ThreadConnection implements RuntimeConnection, LinkedConnection {
         ? error
         : new ProtocolError({
             struct: "EngineCoreOutputs",
-            detail: String((error as Error)?.message ?? error),
+            detail: asError(error).message,
           });
     this.#link.post({
       t: "undecodable",
@@ -399,6 +389,10 @@ function untilAborted<T>(promise: Promise<T>, signal: AbortSignal, onAbort: () =
       },
     );
   });
+}
+
+function asError(error: unknown): Error {
+  return error instanceof Error ? error : new Error(String(error));
 }
 
 function nowSeconds(): number {
