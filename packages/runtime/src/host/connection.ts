@@ -19,14 +19,7 @@ import {
   readOutputRoute,
   type UtilityOutput,
 } from "@vllm-engine-core/protocol";
-import {
-  type AbortResult,
-  type AttachResult,
-  ownedFrame,
-  packArgs,
-  type ToHost,
-  unpackUtilityOutput,
-} from "../messages.js";
+import { type AttachResult, ownedFrame, packArgs, type ToHost, unpackUtilityOutput } from "../messages.js";
 import type {
   ConnectionDiagnostics,
   ConnectionHandle,
@@ -39,6 +32,8 @@ import type { LinkedConnection, RuntimeLink } from "./link.js";
 
 interface LiveRequest {
   readonly sink: RequestSink;
+  /** Who submitted it on this thread (RuntimeConnection.release ends what one owner submitted). */
+  readonly owner: object | undefined;
   /** -1 until the runtime confirmed the submit. */
   engineIndex: number;
   readonly release: () => void;
@@ -85,14 +80,24 @@ export class ThreadConnection implements RuntimeConnection, LinkedConnection {
     return () => this.#healthListeners.delete(listener);
   }
 
-  async submit(request: EngineCoreRequest, sink: RequestSink): Promise<{ engineIndex: number }> {
+  async submit(
+    request: EngineCoreRequest,
+    sink: RequestSink,
+    options: { owner?: object } = {},
+  ): Promise<{ engineIndex: number }> {
     this.#assertOpen();
     const { requestId } = request;
     if (this.#requests.has(requestId)) throw new DuplicateRequestIdError({ requestId });
     // Encoded once, here: it validates the request on the caller's thread and keeps the runtime thread
     // free (with a DP coordinator the runtime only stamps the current wave into these bytes).
     const frames = encodeAddRequest(request).map(ownedFrame);
-    const live: LiveRequest = { sink, engineIndex: -1, release: this.#link.hold(), failing: false };
+    const live: LiveRequest = {
+      sink,
+      owner: options.owner,
+      engineIndex: -1,
+      release: this.#link.hold(),
+      failing: false,
+    };
     this.#requests.set(requestId, live);
     try {
       const reply = await this.#link.call({
@@ -113,32 +118,35 @@ export class ThreadConnection implements RuntimeConnection, LinkedConnection {
   async abort(requestIds: readonly string[], options: { notify?: boolean } = {}): Promise<string[]> {
     this.#assertOpen();
     const notify = options.notify ?? false;
-    // This thread's sinks stop receiving at once; outputs already on their way are dropped.
-    const own = new Map<string, LiveRequest>();
+    // This thread's sinks end at once (with notify: with their final ABORT output); outputs already on
+    // their way are dropped. The one place a request of this thread is finalised by an abort.
     for (const requestId of requestIds) {
       const live = this.#requests.get(requestId);
-      if (live !== undefined && this.#drop(requestId, live)) own.set(requestId, live);
+      if (live === undefined || !this.#drop(requestId, live)) continue;
+      if (notify) this.#deliverAborted(requestId, live, live.engineIndex);
     }
-    let result: AbortResult;
-    try {
-      result = await this.#link.call({
-        t: "abort",
-        connectionId: this.#id,
-        requestIds: [...requestIds],
-        notify,
-      }).result;
-    } catch (error) {
-      if (notify) for (const live of own.values()) safely(() => live.sink.fail(asError(error)));
-      throw error;
-    }
-    if (notify) {
-      const engines = new Map(result.live);
-      for (const [requestId, live] of own) {
-        const engineIndex = engines.get(requestId) ?? live.engineIndex;
-        safely(() => live.sink.outputs([abortedOutput(requestId)], { engineIndex, timestamp: nowSeconds() }));
-      }
-    }
+    const result = await this.#link.call({
+      t: "abort",
+      connectionId: this.#id,
+      requestIds: [...requestIds],
+      notify,
+    }).result;
     return result.live.map(([requestId]) => requestId);
+  }
+
+  async release(owner: object, error: Error): Promise<void> {
+    const owned: string[] = [];
+    for (const [requestId, live] of [...this.#requests]) {
+      if (live.owner !== owner || !this.#drop(requestId, live)) continue;
+      owned.push(requestId);
+      safely(() => live.sink.fail(error));
+    }
+    if (owned.length === 0 || this.#closed !== undefined) return;
+    try {
+      await this.#link.call({ t: "abort", connectionId: this.#id, requestIds: owned, notify: false }).result;
+    } catch {
+      // The connection or the runtime is gone: nothing left to abort.
+    }
   }
 
   async callUtility(
@@ -224,10 +232,8 @@ export class ThreadConnection implements RuntimeConnection, LinkedConnection {
       case "aborted":
         for (const [requestId, engineIndex] of message.live) {
           const live = this.#requests.get(requestId);
-          if (live === undefined || !this.#drop(requestId, live)) continue;
-          safely(() =>
-            live.sink.outputs([abortedOutput(requestId)], { engineIndex, timestamp: nowSeconds() }),
-          );
+          if (live !== undefined && this.#drop(requestId, live))
+            this.#deliverAborted(requestId, live, engineIndex);
         }
         return;
       case "health":
@@ -307,6 +313,11 @@ export class ThreadConnection implements RuntimeConnection, LinkedConnection {
     });
   }
 
+  /** A request aborted by a client (this thread's or another's) ends with a final ABORT output. */
+  #deliverAborted(requestId: string, live: LiveRequest, engineIndex: number): void {
+    safely(() => live.sink.outputs([abortedOutput(requestId)], { engineIndex, timestamp: nowSeconds() }));
+  }
+
   #failRequest(requestId: string, error: Error): void {
     const live = this.#requests.get(requestId);
     if (live !== undefined && this.#drop(requestId, live)) safely(() => live.sink.fail(error));
@@ -341,9 +352,8 @@ export class ThreadConnection implements RuntimeConnection, LinkedConnection {
   }
 }
 
-/** The final output a sink gets when its request was aborted by the client (mirrors vLLM's abort output). */
-/** The final output a stream gets when the client aborts it (the engine sends none for a client abort). */
-export function abortedOutput(requestId: string): EngineCoreOutput {
+/** The final output a sink gets when a client aborts its request (the engine sends none for a client abort). */
+function abortedOutput(requestId: string): EngineCoreOutput {
   return {
     requestId,
     newTokenIds: [],
