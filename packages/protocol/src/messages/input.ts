@@ -177,7 +177,7 @@ const waveWriter = new Writer(16);
  * re-encoding the request: the payload is walked by msgpack headers to the field (skipValues) and the int
  * there is replaced by `wave`'s shortest encoding, as msgspec writes it. With a DP coordinator the runtime
  * stamps the wave it knows at send time into a request the submitting thread encoded (vLLM:
- * DPLBAsyncMPClient.add_request_async sets request.current_wave, vllm/v1/engine/core_client.py).
+ * DPAsyncMPClient.add_request_async sets request.current_wave, vllm/v1/engine/core_client.py).
  * The other frames are returned as they are.
  */
 export function withCurrentWave(frames: readonly Uint8Array[], wave: number): Uint8Array[] {
