@@ -2,16 +2,12 @@
 // interaction goes through the runtime host (@vllm-engine-core/runtime), whose dedicated worker
 // thread owns the ZeroMQ sockets, the request registry and the engine selection.
 import { type EngineCoreClientConfig, resolveConfig } from "@vllm-engine-core/config";
-import {
-  ClientClosedError,
-  DuplicateRequestIdError,
-  type EngineCoreOutput,
-  type EngineCoreReadyResponse,
-  InconsistentUtilityResultsError,
-  InvalidRequestError,
-  type LoRARequestInit,
-  UtilityCallError,
-  type VllmVersion,
+import { ClientClosedError } from "@vllm-engine-core/errors";
+import type {
+  EngineCoreOutput,
+  EngineCoreReadyResponse,
+  LoRARequestInit,
+  VllmVersion,
 } from "@vllm-engine-core/protocol";
 import {
   attachConnection,
@@ -28,6 +24,7 @@ import {
   engineVersions,
   requestVersions,
 } from "./engine-versions.js";
+import { InconsistentUtilityResultsError, InvalidRequestError, UtilityCallError } from "./errors.js";
 import { EngineCoreOutputStream, type StreamController } from "./output-stream.js";
 import { buildRequest, type CallRequest } from "./request.js";
 import { arg, checkCallOptions, type PauseMode, type UtilityCallOptions } from "./utility-args.js";
@@ -47,7 +44,6 @@ export class EngineCoreClient implements AsyncDisposable {
   readonly #connection: RuntimeConnection;
   readonly #clientIndex: number;
   readonly #modelName: string;
-  readonly #streams = new Map<string, EngineCoreOutputStream>();
   #closed = false;
   #versions: { engines: EngineVersions[]; request: VllmVersion[] } | undefined;
 
@@ -208,9 +204,6 @@ export class EngineCoreClient implements AsyncDisposable {
       vllmVersions: this.#engineVersions.request,
     });
     const requestId = wire.requestId;
-    // Checked here too (the runtime checks across threads): registering the new stream below would
-    // otherwise replace the live one in #streams, and abort() could then no longer end it.
-    if (this.#streams.has(requestId)) throw new DuplicateRequestIdError({ requestId });
     let onAbort: (() => void) | undefined;
     const controller: StreamController = {
       abandon: (id) => {
@@ -220,7 +213,6 @@ export class EngineCoreClient implements AsyncDisposable {
       },
     };
     const stream = new EngineCoreOutputStream(requestId, -1, controller, () => {
-      if (this.#streams.get(requestId) === stream) this.#streams.delete(requestId);
       if (onAbort) signal?.removeEventListener("abort", onAbort);
     });
     const sink: RequestSink = {
@@ -229,14 +221,10 @@ export class EngineCoreClient implements AsyncDisposable {
       },
       fail: (error: Error) => stream.fail(error),
     };
-    this.#streams.set(requestId, stream);
-    try {
-      const { engineIndex } = await this.#connection.submit(wire, sink);
-      stream.engineIndex = engineIndex;
-    } catch (error) {
-      if (this.#streams.get(requestId) === stream) this.#streams.delete(requestId);
-      throw error;
-    }
+    // The thread's one registry of this request is the runtime connection's (duplicate ids, abort, failure,
+    // detach): the client keeps none. `owner` lets detach() end only this client's requests.
+    const { engineIndex } = await this.#connection.submit(wire, sink, { owner: this });
+    stream.engineIndex = engineIndex;
     if (signal !== undefined && !stream.settled) {
       onAbort = () => stream.abandonWith(signal.reason);
       if (signal.aborted) onAbort();
@@ -263,14 +251,9 @@ export class EngineCoreClient implements AsyncDisposable {
       }
     });
     if (ids.length === 0) return;
-    // Local streams end first; the runtime finalises streams owned by other threads the same way.
-    for (const id of ids) {
-      const stream = this.#streams.get(id);
-      if (stream !== undefined && !stream.settled) stream.finishAborted();
-    }
     try {
-      // notify: streams of other clients on this thread sharing the connection get their final ABORT too
-      // (this client's own streams were finalised above and ignore it).
+      // notify: this thread's streams (of this client or another sharing the connection) end at once with
+      // their final ABORT output; the runtime ends those of other threads the same way.
       await this.#connection.abort(ids, { notify: true });
     } catch (error) {
       // The connection closed underneath (runtime crash, shutdown from another thread): every stream
@@ -534,10 +517,8 @@ export class EngineCoreClient implements AsyncDisposable {
       return;
     }
     // Other clients of this thread still use the connection: end and abort only this client's requests.
-    const live = [...this.#streams.values()].filter((stream) => !stream.settled);
     const closed = new ClientClosedError({ detail: "EngineCoreClient.detach() was called on this client" });
-    for (const stream of live) stream.fail(closed);
-    if (live.length > 0) await this.#connection.abort(live.map((stream) => stream.requestId)).catch(() => {});
+    await this.#connection.release(this, closed);
   }
 
   async [Symbol.asyncDispose](): Promise<void> {

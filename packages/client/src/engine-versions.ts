@@ -4,13 +4,13 @@
 import {
   type EngineCoreReadyResponse,
   possibleVersions,
-  UtilityNotAvailableError,
   utilityAvailable,
   utilityMethod,
   VLLM_VERSIONS,
   type VllmVersion,
   versionRank,
 } from "@vllm-engine-core/protocol";
+import { UtilityNotAvailableError } from "./errors.js";
 
 export interface EngineVersions {
   readonly index: number;

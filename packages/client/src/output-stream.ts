@@ -4,7 +4,6 @@
 // per engine step: consecutive plain token deltas that nobody has read yet are merged into the
 // newest unread one (the engine's outputs are deltas, so merging keeps their meaning).
 import type { EngineCoreOutput } from "@vllm-engine-core/protocol";
-import { abortedOutput } from "@vllm-engine-core/runtime";
 import { ConcurrentReadError } from "./errors.js";
 
 export interface StreamController {
@@ -103,11 +102,6 @@ export class EngineCoreOutputStream implements AsyncIterableIterator<EngineCoreO
       this.#closed = true;
       waiter.reject(error);
     }
-  }
-
-  /** @internal Finalises the stream locally after an explicit abort (the engine sends nothing back). */
-  finishAborted(): void {
-    this.push(abortedOutput(this.requestId), Date.now() / 1000);
   }
 
   next(): Promise<IteratorResult<EngineCoreOutput>> {

@@ -2,12 +2,8 @@
 // check their parameters against the annotations of vLLM's EngineCore methods (vllm/v1/engine/core.py at
 // the pinned revision): vLLM passes every non-Struct argument to the method unconverted, so a wrong type
 // would only fail inside the engine (or, for a bool, be taken by its truthiness).
-import {
-  InvalidRequestError,
-  type LoRARequestInit,
-  loraRequestValue,
-  ProtocolError,
-} from "@vllm-engine-core/protocol";
+import { type LoRARequestInit, loraRequestValue, ProtocolError } from "@vllm-engine-core/protocol";
+import { InvalidRequestError } from "./errors.js";
 
 /** How a utility call is bounded. Without either it waits as long as the engines take, as vLLM does. */
 export interface UtilityCallOptions {

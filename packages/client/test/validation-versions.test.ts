@@ -5,7 +5,6 @@
 // announces an older release.
 
 import {
-  InvalidRequestError,
   VLLM_VERSION_INFO,
   VLLM_VERSIONS,
   type VllmVersion,
@@ -13,6 +12,7 @@ import {
   WIRE_CHANGES,
 } from "@vllm-engine-core/protocol";
 import { afterEach, describe, expect, it } from "vitest";
+import { InvalidRequestError } from "../src/errors.js";
 import { type CallRequest, PIN_VERSION, REQUEST_RULES, rulesFor, validateRequest } from "../src/index.js";
 import { chatRequest, connectToMockEngine, type Harness } from "./helpers.js";
 import { connectToMixedEngines } from "./mixed-engines.js";

@@ -1,8 +1,9 @@
 // validateRequest against vLLM's decode-time rules (vllm/sampling_params.py, vllm/lora/request.py,
 // vllm/pooling_params.py, vllm/v1/serial_utils.py and msgspec's type rules at the pinned revision):
 // each rule's boundary is accepted, the first value past it refused with the field, value and rule.
-import { Float64, InvalidRequestError, MsgpackExt } from "@vllm-engine-core/protocol";
+import { Float64, MsgpackExt } from "@vllm-engine-core/protocol";
 import { afterEach, describe, expect, it } from "vitest";
+import { InvalidRequestError } from "../src/errors.js";
 import { type CallRequest, REQUEST_RULES, rulesFor, validateRequest } from "../src/index.js";
 import { chatRequest, collect, connectToMockEngine, type Harness } from "./helpers.js";
 

@@ -3,20 +3,18 @@
 // that version's registration, output and stats layouts, utility methods and wake_up semantics. One
 // engine per version for the whole file, started together; each version's block ends with its engine's
 // death. Expected values are written from each tag's vLLM code, not from the codec's tables.
+
+import { EngineDeadError, VllmEngineCoreError } from "@vllm-engine-core/errors";
 import {
   expectedTokens,
   type MockEngineEvent,
   promptLogprobs,
   sampleLogprobs,
 } from "@vllm-engine-core/mock-engine";
-import {
-  EngineDeadError,
-  type Tensor,
-  UtilityCallError,
-  VllmEngineCoreError,
-} from "@vllm-engine-core/protocol";
+import type { Tensor } from "@vllm-engine-core/protocol";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { REGISTRATION_FIELDS, registrationPresence } from "../scripts/info-table.js";
+import { UtilityCallError } from "../src/errors.js";
 import type { EngineCoreOutput } from "../src/index.js";
 import { connectToMockEngine, type Harness } from "./helpers.js";
 

@@ -36,6 +36,7 @@ export {
   type InputMessage,
   type StartDpWave,
   type UtilityCall,
+  withCurrentWave,
 } from "./messages/input.js";
 export {
   decodeEngineCoreOutputs,

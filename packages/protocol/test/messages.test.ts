@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import {
   ENGINE_CORE_DEAD,
   encodeAbortRequest,
+  encodeAddRequest,
   encodeCoordinatorPublish,
   encodeFrontendWakeup,
   encodeHandshakeInit,
@@ -17,6 +18,7 @@ import {
   ProtocolError,
   RequestType,
   VLLM_REVISION,
+  withCurrentWave,
 } from "../src/index.js";
 import {
   decodeCoordinatorPublish,
@@ -26,6 +28,7 @@ import {
   decodeInputMessage,
   decodeOutputMessage,
   engineIndexFromIdentity,
+  FRAME_SHAPES,
   isEngineCoreDead,
 } from "./helpers/frame-shapes.js";
 
@@ -72,6 +75,35 @@ describe("constants and identities", () => {
 });
 
 describe("input messages", () => {
+  it("withCurrentWave stamps the wave into an encoded ADD, byte-identical to encoding it with that wave", () => {
+    const request = {
+      requestId: "wave-req",
+      promptTokenIds: [1, 2, 3],
+      samplingParams: { maxTokens: 4 },
+      arrivalTime: 1.5,
+      priority: 7,
+      traceHeaders: { a: "b" },
+      promptEmbeds: { dtype: "float32", shape: [80, 4], data: new Float32Array(320) }, // an aux frame
+    } as Parameters<typeof encodeAddRequest>[0];
+    for (const from of [0, 5, 200]) {
+      const encoded = encodeAddRequest({ ...request, currentWave: from });
+      expect(encoded.length).toBe(3);
+      for (const wave of [0, 1, 127, 128, 65_536, 2 ** 40]) {
+        const expected = encodeAddRequest({ ...request, currentWave: wave }).map(hex);
+        for (const shape of FRAME_SHAPES) {
+          const stamped = withCurrentWave(shape.make(encoded), wave);
+          expect(stamped.map(hex), `${shape.name} ${from}→${wave}`).toEqual(expected);
+        }
+        const decoded = decodeInputMessage(withCurrentWave(encoded, wave));
+        expect(decoded.type === "add" && decoded.request.currentWave).toBe(wave);
+      }
+    }
+    expect(() => withCurrentWave(encodeAbortRequest(["a"]), 1)).toThrow(ProtocolError);
+    expect(() => withCurrentWave([Uint8Array.of(0), Uint8Array.of(0x93, 0xa1, 0x61, 0xc0, 0xc0)], 1)).toThrow(
+      /no current_wave/,
+    );
+  });
+
   it("rejects malformed type frames and unknown types", () => {
     expect(() => decodeInputMessage([])).toThrow(/request type frame/);
     expect(() => decodeInputMessage([Uint8Array.of(0, 0), Uint8Array.of(0x90)])).toThrow(ProtocolError);

@@ -58,6 +58,7 @@ describe("readOutputRoute", () => {
         complete: true,
         engineIndex: 3,
         requestIds: ["ascii-1", "ünïcödé-🚀", "x".repeat(40), "y".repeat(300), "lp"],
+        outputFinished: [false, false, false, false, true],
         finishedRequests: ["ascii-1", "gone"],
         hasSchedulerStats: true,
         hasUtilityOutput: false,
@@ -97,6 +98,7 @@ describe("readOutputRoute", () => {
               complete: true,
               engineIndex: decoded.engineIndex,
               requestIds: decoded.outputs.map((o) => o.requestId),
+              outputFinished: decoded.outputs.map((o) => o.finishReason !== null),
               finishedRequests: decoded.finishedRequests,
               hasSchedulerStats: decoded.schedulerStats !== null,
               hasUtilityOutput: decoded.utilityOutput !== null,
@@ -206,6 +208,7 @@ describe("readOutputRoute", () => {
           if (decoded !== undefined) {
             expect(route.complete).toBe(true);
             expect(route.requestIds).toEqual(decoded.outputs.map((o) => o.requestId));
+            expect(route.outputFinished).toEqual(decoded.outputs.map((o) => o.finishReason !== null));
           }
         },
       ),

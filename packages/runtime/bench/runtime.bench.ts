@@ -1,5 +1,5 @@
 // Runtime figures on this machine: runtime start, connect, outputs/s delivered to consuming threads
-// (one thread: raw frames forwarded and decoded there; two threads: per-thread decoded subsets), and how
+// (raw frames forwarded to each owner thread and decoded there), and how
 // long the runtime takes to notice a terminated thread. Run: pnpm --filter @vllm-engine-core/runtime bench
 import { startMockEngine } from "@vllm-engine-core/mock-engine";
 import { openConnection, type RuntimeConnection } from "../src/index.ts";

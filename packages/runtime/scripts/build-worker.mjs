@@ -1,5 +1,7 @@
-// Bundles the runtime worker entry into dist/worker/main.js: the transport and the protocol are inlined
-// (the transport is private and never published), zeromq stays external (native addon, a dependency).
+// Bundles the runtime worker entry into dist/worker/main.js: the transport is inlined (it is private and
+// never published); the protocol, config and errors packages stay external and are imported, so the worker
+// and every other thread run one copy of the codec and of the error classes; zeromq stays external (native
+// addon). All of them are dependencies of this package.
 import { build } from "esbuild";
 
 await build({
@@ -12,6 +14,6 @@ await build({
   sourcemap: true,
   // Workspace packages resolve to their TypeScript sources, like in tests.
   conditions: ["@vllm-engine-core/source"],
-  external: ["zeromq"],
+  external: ["zeromq", "@vllm-engine-core/errors", "@vllm-engine-core/protocol", "@vllm-engine-core/config"],
   logLevel: "warning",
 });

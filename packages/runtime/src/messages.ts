@@ -6,13 +6,13 @@
 // Messages are tagged objects (`t`); calls carry an id that the reply echoes. Errors travel as
 // SerializedError (protocol's serializeError) and are rebuilt as typed classes on the receiving side.
 import type { ResolvedConfig } from "@vllm-engine-core/config";
+import type { SerializedError } from "@vllm-engine-core/errors";
 import {
   type EngineCoreOutput,
   type EngineCoreReadyResponse,
   Float64,
   MsgpackExt,
   RUNTIME_PROTOCOL_VERSION,
-  type SerializedError,
   type UtilityOutput,
 } from "@vllm-engine-core/protocol";
 import type { ConnectionDiagnostics } from "./types.js";
@@ -64,27 +64,45 @@ export interface Hello {
 // ---------------------------------------------------------------------------------------------------
 // Link: thread → runtime.
 
-export type CallBody =
-  | { t: "connect"; config: ResolvedConfig }
-  | { t: "attach"; connectionId: string }
-  | {
-      t: "submit";
+/**
+ * The one request/response map of the link: each call's body (tagged `t`) and what the runtime answers.
+ * CallBody, CallResult and RuntimeLink.call are derived from it, so a caller gets its reply typed by the
+ * tag it sent, with no cast.
+ */
+export interface CallMap {
+  connect: { body: { config: ResolvedConfig }; result: AttachResult };
+  attach: { body: { connectionId: string }; result: AttachResult };
+  submit: {
+    body: {
       connectionId: string;
       requestId: string;
       dataParallelRank: number | null;
-      /** Encoded on the submitting thread: [typeByte, payload, ...aux]. */
-      frames: Uint8Array[] | null;
       /**
-       * The request itself (packArgs'd) when the runtime must encode it: with a DP coordinator the
-       * runtime stamps the current wave into every ADD.
+       * Encoded once, on the submitting thread: [typeByte, payload, ...aux]. With a DP coordinator the
+       * runtime stamps the current wave into these bytes (withCurrentWave), without re-encoding.
        */
-      request: unknown;
-    }
-  | { t: "abort"; connectionId: string; requestIds: string[]; notify: boolean }
-  | { t: "utility"; connectionId: string; method: string; args: unknown[]; timeoutMs: number | null }
-  | { t: "diagnostics"; connectionId: string }
-  | { t: "detach"; connectionId: string }
-  | { t: "shutdown"; connectionId: string };
+      frames: Uint8Array[];
+    };
+    result: { engineIndex: number };
+  };
+  abort: { body: { connectionId: string; requestIds: string[]; notify: boolean }; result: AbortResult };
+  utility: {
+    body: { connectionId: string; method: string; args: unknown[]; timeoutMs: number | null };
+    /** Packed (packArgs) outputs, in engine order. */
+    result: { engineIndex: number; output: UtilityOutput }[];
+  };
+  diagnostics: { body: { connectionId: string }; result: ConnectionDiagnosticsWire };
+  detach: { body: { connectionId: string }; result: null };
+  shutdown: { body: { connectionId: string }; result: null };
+}
+
+export type CallName = keyof CallMap;
+
+/** The body of call `K` (all calls when K is not narrowed). */
+export type CallBody<K extends CallName = CallName> = { [N in K]: { t: N } & CallMap[N]["body"] }[K];
+
+/** What the runtime answers to call `K`. */
+export type CallResult<K extends CallName = CallName> = CallMap[K]["result"];
 
 export type CallMessage = CallBody & { id: number };
 
@@ -95,7 +113,20 @@ export type ToRuntime =
   /** The thread received the connect reply and owns the connection now. */
   | { t: "adopt"; connectionId: string }
   /** The thread is going away (best effort, sent from its exit handler). */
-  | { t: "bye" };
+  | { t: "bye" }
+  /**
+   * Forwarded output frames (`seq`, see ToHost "frames") this thread could not decode: the runtime judges
+   * the message as any undecodable one and fails this thread's requests it named (`live`).
+   */
+  | {
+      t: "undecodable";
+      c: string;
+      seq: number;
+      senders: number[];
+      frames: Uint8Array[];
+      error: SerializedError;
+      live: string[];
+    };
 
 // ---------------------------------------------------------------------------------------------------
 // Link: runtime → thread.
@@ -117,8 +148,6 @@ export interface AttachResult {
   connectionId: string;
   info: ConnectionInfoWire;
   health: SerializedError | null;
-  /** True when submit must send the request object (the runtime encodes it; see CallBody submit). */
-  encodeOnRuntime: boolean;
 }
 
 export interface AbortResult {
@@ -126,31 +155,18 @@ export interface AbortResult {
   live: [requestId: string, engineIndex: number][];
 }
 
-export type CallResult =
-  | AttachResult
-  | { engineIndex: number }
-  | AbortResult
-  | { engineIndex: number; output: UtilityOutput }[]
-  | ConnectionDiagnosticsWire
-  | null;
-
 export type ToHost =
   | { t: "welcome" }
   /** The runtime declared this thread dead (its sentinel stopped beating) and released its requests. */
   | { t: "evicted" }
   | { t: "ok"; id: number; value: CallResult }
   | { t: "err"; id: number; error: SerializedError }
-  /** Raw output frames whose outputs all belong to this thread: the thread decodes them. */
-  | { t: "frames"; c: string; frames: Uint8Array[] }
-  /** The subset of one output message that belongs to this thread. */
-  | {
-      t: "outputs";
-      c: string;
-      engineIndex: number;
-      timestamp: number;
-      outputs: EngineCoreOutput[];
-      finished: string[] | null;
-    }
+  /**
+   * One engine step's output message, undecoded, sent to each thread that owns a request it names: the
+   * thread decodes it and delivers its own requests' outputs. `seq` (per connection) and `senders` (the
+   * engines of the socket it came on) only serve to report it back if it cannot be decoded.
+   */
+  | { t: "frames"; c: string; seq: number; senders: readonly number[]; frames: Uint8Array[] }
   /** These requests failed (engine dead). */
   | { t: "fail"; c: string; requestIds: string[]; error: SerializedError }
   /** Another thread aborted these requests of yours: end them with a final ABORT output. */
@@ -276,4 +292,9 @@ export function ownedFrame(frame: Uint8Array): Uint8Array {
     return frame;
   }
   return new Uint8Array(frame);
+}
+
+/** A utility output the runtime packed (packArgs), rebuilt: its result may hold Float64/MsgpackExt. */
+export function unpackUtilityOutput(output: UtilityOutput): UtilityOutput {
+  return unpackArgs(output) as UtilityOutput;
 }

@@ -90,13 +90,23 @@ export interface RuntimeConnection {
    * Registers the request, picks its engine (explicit dataParallelRank, else least in-flight requests,
    * ties to the lowest identity) and sends ADD; a failed send rolls the registration back.
    */
-  submit(request: EngineCoreRequest, sink: RequestSink): Promise<{ engineIndex: number }>;
+  submit(
+    request: EngineCoreRequest,
+    sink: RequestSink,
+    options?: { owner?: object },
+  ): Promise<{ engineIndex: number }>;
   /**
    * Aborts the requests that are still live and returns their ids. The sinks of this thread stop receiving
-   * anything at once; with `notify` they first get a final output with finishReason ABORT. Sinks of other
-   * threads always get that final ABORT output.
+   * anything at once; with `notify` they first get, at once, a final output with finishReason ABORT. Sinks
+   * of other threads always get that final ABORT output.
    */
   abort(requestIds: readonly string[], options?: { notify?: boolean }): Promise<string[]>;
+  /**
+   * Ends this thread's live requests that were submitted with `owner` (e.g. one of several clients sharing
+   * the connection on this thread): their sinks fail with `error` and the requests are aborted on their
+   * engines. The connection stays attached.
+   */
+  release(owner: object, error: Error): Promise<void>;
   /**
    * Calls `method` on every engine; one result per engine, in engine order. With `timeoutMs` (a positive
    * finite number of ms, at most 2^31 - 1) it rejects with UtilityTimeoutError when some engine has not

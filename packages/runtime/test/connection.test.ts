@@ -1,13 +1,13 @@
 // One thread, real runtime worker, real mock engines: connect, stream, route, abort, utilities.
-import { expectedTokens, type MockEngineProcess } from "@vllm-engine-core/mock-engine";
+
 import {
   ClientClosedError,
   DuplicateRequestIdError,
   EngineDeadError,
-  FinishReason,
-  Float64,
   InvalidDataParallelRankError,
-} from "@vllm-engine-core/protocol";
+} from "@vllm-engine-core/errors";
+import { expectedTokens, type MockEngineProcess } from "@vllm-engine-core/mock-engine";
+import { FinishReason, Float64 } from "@vllm-engine-core/protocol";
 import { afterEach, describe, expect, it } from "vitest";
 import { openConnection, type RuntimeConnection } from "../src/index.ts";
 import {

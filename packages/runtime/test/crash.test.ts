@@ -4,8 +4,8 @@
 process.env.VLLM_ENGINE_CORE_TEST_HOOKS = "1";
 
 import { connect, createServer } from "node:net";
+import { RuntimeCrashedError } from "@vllm-engine-core/errors";
 import { type MockEngineProcess, reservedTcpPorts } from "@vllm-engine-core/mock-engine";
-import { RuntimeCrashedError } from "@vllm-engine-core/protocol";
 import { afterEach, describe, expect, it } from "vitest";
 import { mainThreadSupervisor } from "../src/host/supervisor.ts";
 import { type ConnectionHandle, openConnection } from "../src/index.ts";

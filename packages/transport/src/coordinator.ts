@@ -3,13 +3,13 @@
 //    gate, START_DP_WAVE broadcasts) and a PULL on which they report wave_complete / start_wave.
 //  - "external": a Python DPCoordinatorProc owns the engines' side; this frontend subscribes (XSUB) to its
 //    frontend-facing XPUB for (counts, wave, running) and sends the wake-up [engine_index, wave].
+
+import { HandshakeTimeoutError, UnexpectedHandshakeMessageError } from "@vllm-engine-core/errors";
 import {
   decodeCoordinatorPublish,
   decodeOutputMessage,
   encodeFrontendWakeup,
   encodeStartDpWave,
-  HandshakeTimeoutError,
-  UnexpectedHandshakeMessageError,
 } from "@vllm-engine-core/protocol";
 import * as zmq from "zeromq";
 import { SerialSendQueue } from "./send-queue.js";

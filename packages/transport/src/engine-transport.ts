@@ -1,19 +1,35 @@
 import {
   ClientClosedError,
-  decodeOutputMessage,
   EngineDeadError,
   InvalidDataParallelRankError,
+  TransportUsageError,
+} from "@vllm-engine-core/errors";
+import {
+  decodeOutputMessage,
+  isEngineCoreDead,
   ProtocolError,
+  readOutputRoute,
 } from "@vllm-engine-core/protocol";
 import type * as zmq from "zeromq";
 import type { CoordinatorRuntime } from "./coordinator.js";
 import { DeathAttribution } from "./death-attribution.js";
-import { TransportUsageError } from "./errors.js";
 import { identityHex } from "./identity.js";
 import { disconnectedIdentity } from "./liveness.js";
 import { SerialSendQueue } from "./send-queue.js";
 import { describe, type SocketSet } from "./sockets.js";
 import type { ConnectedEngine, CoordinatorLink, EngineTransport, OutputSink } from "./types.js";
+
+/** The full decoder's error for a message whose routing read is incomplete (so it cannot decode either). */
+function undecodable(frames: readonly Uint8Array[]): ProtocolError {
+  try {
+    decodeOutputMessage(frames);
+  } catch (error) {
+    return error instanceof ProtocolError
+      ? error
+      : new ProtocolError({ struct: "EngineCoreOutputs", detail: describe(error) });
+  }
+  return new ProtocolError({ struct: "EngineCoreOutputs", detail: "its routing fields cannot be read" });
+}
 
 /** setInterval's maximum period; the interval only exists to hold the thread open. */
 const KEEP_ALIVE_PERIOD_MS = 2 ** 31 - 1;
@@ -157,21 +173,17 @@ export class ZmqEngineTransport implements EngineTransport {
         return;
       }
       if (this.#closing !== undefined) return;
-      let message: ReturnType<typeof decodeOutputMessage>;
-      try {
-        message = decodeOutputMessage(frames);
-      } catch (error) {
-        const protocolError =
-          error instanceof ProtocolError
-            ? error
-            : new ProtocolError({ struct: "EngineCoreOutputs", detail: describe(error) });
-        this.#deliver(() => sink.onBadMessage(protocolError, frames, senderIndices));
+      if (isEngineCoreDead(frames)) {
+        this.#deaths.onSentinel(senders);
         continue;
       }
-      if (message.kind === "dead") {
-        this.#deaths.onSentinel(senders);
+      // Routing read only: the full decode happens once, where the outputs are consumed.
+      const read = readOutputRoute(frames[0]!);
+      if (read.complete) {
+        this.#deliver(() => sink.onOutputs(read, frames, senderIndices));
       } else {
-        this.#deliver(() => sink.onOutputs(message.outputs, frames));
+        const protocolError = undecodable(frames);
+        this.#deliver(() => sink.onBadMessage(protocolError, frames, senderIndices));
       }
     }
   }

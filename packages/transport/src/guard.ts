@@ -1,9 +1,6 @@
 import { workerData } from "node:worker_threads";
-import {
-  RUNTIME_PROTOCOL_VERSION,
-  RUNTIME_WORKER_MARKER,
-  TransportOutsideRuntimeError,
-} from "@vllm-engine-core/protocol";
+import { TransportOutsideRuntimeError } from "@vllm-engine-core/errors";
+import { RUNTIME_PROTOCOL_VERSION, RUNTIME_WORKER_MARKER } from "@vllm-engine-core/protocol";
 
 /**
  * Refuses to run unless this thread is a runtime worker (its workerData carries the runtime marker).

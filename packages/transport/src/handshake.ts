@@ -1,12 +1,15 @@
 // HELLO → INIT → READY on the handshake ROUTER (spec §3.4 steps 5–7).
+
 import {
-  decodeHandshakeStatus,
   EngineDeadError,
   type EngineIndexRange,
-  engineIndexFromIdentity,
-  type HandshakeStatus,
   HandshakeTimeoutError,
   UnexpectedHandshakeMessageError,
+} from "@vllm-engine-core/errors";
+import {
+  decodeHandshakeStatus,
+  engineIndexFromIdentity,
+  type HandshakeStatus,
 } from "@vllm-engine-core/protocol";
 import type * as zmq from "zeromq";
 import { identityHex, indexInRange, unexpectedIdentity } from "./identity.js";

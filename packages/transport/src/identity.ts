@@ -1,8 +1,5 @@
-import {
-  type EngineIndexRange,
-  engineIndexFromIdentity,
-  UnexpectedEngineIdentityError,
-} from "@vllm-engine-core/protocol";
+import { type EngineIndexRange, UnexpectedEngineIdentityError } from "@vllm-engine-core/errors";
+import { engineIndexFromIdentity } from "@vllm-engine-core/protocol";
 
 /** Lower-case hex of an identity, for messages and map keys. */
 export function identityHex(identity: Uint8Array): string {

@@ -1,8 +1,10 @@
 // internal; bundled into @vllm-engine-core/runtime. Only the runtime worker may call connectTransport.
-export { connectTransport } from "./connect.js";
+
 // Its configuration (types, defaults, validation) is @vllm-engine-core/config's: connectTransport takes the
 // ResolvedConfig that resolveConfig returned on the calling thread.
-export { TransportUsageError } from "./errors.js";
+// TransportUsageError lives in @vllm-engine-core/errors, so it crosses threads as its typed class.
+export { TransportUsageError } from "@vllm-engine-core/errors";
+export { connectTransport } from "./connect.js";
 export type {
   ConnectedEngine,
   ConnectOptions,

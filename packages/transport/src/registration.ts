@@ -1,12 +1,15 @@
 // Input-socket registrations: one [identity, EngineCoreReadyResponse] per expected engine (spec §3.4 step 8).
+
+import {
+  type EngineIndexRange,
+  HandshakeTimeoutError,
+  UnexpectedHandshakeMessageError,
+} from "@vllm-engine-core/errors";
 import {
   decodeReadyResponse,
   type EngineCoreReadyResponse,
-  type EngineIndexRange,
   engineIdentity,
   engineIndexFromIdentity,
-  HandshakeTimeoutError,
-  UnexpectedHandshakeMessageError,
 } from "@vllm-engine-core/protocol";
 import type * as zmq from "zeromq";
 import { compareIdentity, identityHex, unexpectedIdentity } from "./identity.js";

@@ -1,5 +1,5 @@
 import { statSync, unlinkSync } from "node:fs";
-import { BindError, type SocketRole } from "@vllm-engine-core/protocol";
+import { BindError, type SocketRole } from "@vllm-engine-core/errors";
 import type * as zmq from "zeromq";
 
 /** How long closing waits for libzmq to report a socket fully torn down before giving up on the wait. */

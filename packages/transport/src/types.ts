@@ -1,4 +1,4 @@
-import type { EngineCoreOutputs, EngineCoreReadyResponse, ProtocolError } from "@vllm-engine-core/protocol";
+import type { EngineCoreReadyResponse, OutputRoute, ProtocolError } from "@vllm-engine-core/protocol";
 
 export interface ConnectedEngine {
   /** Engine index (data-parallel rank) decoded from the identity. */
@@ -16,15 +16,23 @@ export interface ConnectedEngine {
 }
 
 export interface OutputSink {
-  /** One call per ZMQ message on the output PULL, in arrival order; frames are the raw received Buffers. */
-  onOutputs(outputs: EngineCoreOutputs, frames: Buffer[]): void;
+  /**
+   * One call per ZMQ message on the output PULL (except the ENGINE_CORE_DEAD sentinel), in arrival order,
+   * undecoded: `frames` are the raw received Buffers and `route` their routing-level read
+   * (`readOutputRoute` of the codec: engine index, request ids, finish flags, utility call id), which is
+   * complete — the msgpack structure is intact. The transport never fully decodes an output message that
+   * reads this way: the sink decides what to decode and on which thread (the full decode can still reject
+   * a field's value or the message's shape; the sink reports that itself). `senders`: as for onBadMessage.
+   */
+  onOutputs(route: OutputRoute, frames: Buffer[], senders: readonly number[]): void;
   /**
    * An engine is dead: it sent ENGINE_CORE_DEAD, its connection vanished or its output socket failed.
    * engineIndex is null only when the coordinator is gone (every engine). Called at most once per engine index.
    */
   onEngineDead(engineIndex: number | null, reason: string): void;
   /**
-   * An undecodable output message (or one of a shape vLLM never sends): reported, the loop keeps running.
+   * An output message whose msgpack structure is broken (its routing read is incomplete; the error is the
+   * full decoder's): reported, the loop keeps running.
    * `senders`: the indices of the engines that push to the output socket it arrived on (one engine with the
    * default per-engine output sockets), so the receiver can tell which engine sent it.
    */

@@ -1,5 +1,6 @@
 import { resolveConfig } from "@vllm-engine-core/config";
-import { RUNTIME_WORKER_MARKER, TransportOutsideRuntimeError } from "@vllm-engine-core/protocol";
+import { TransportOutsideRuntimeError } from "@vllm-engine-core/errors";
+import { RUNTIME_WORKER_MARKER } from "@vllm-engine-core/protocol";
 import { afterAll, describe, expect, it } from "vitest";
 import { connectTransport } from "../src/index.ts";
 import { freeTcpAddress, ipcDir } from "./helpers/addresses.ts";

@@ -101,6 +101,18 @@ export const MANIFEST_RULES: readonly { manifest: string; forbidden: readonly st
     why: "the command line is built only on the public client (zeromq is its dependency for the bundled mock engine's child process)",
   },
   {
+    manifest: "packages/errors/package.json",
+    forbidden: [
+      "zeromq",
+      "@vllm-engine-core/transport",
+      "@vllm-engine-core/protocol",
+      "@vllm-engine-core/config",
+      "@vllm-engine-core/runtime",
+      "@vllm-engine-core/client",
+    ],
+    why: "the error family sits below every package that raises its errors, and loads on any thread",
+  },
+  {
     manifest: "packages/config/package.json",
     forbidden: ["zeromq", "@vllm-engine-core/transport"],
     why: "the configuration schema is loaded by the public client on the calling thread, and imported by the transport",

@@ -11,6 +11,7 @@ export type InjectionKind =
   | "unknown-utility" // a utility reply for a call id nobody made
   // Undecodable messages whose routing fields can still be read (see the runtime's output-faults.ts):
   | "bad-token-ids" // an output for `requestId` whose new_token_ids is a str (next to a valid output of `otherRequestId`)
+  | "bad-token-ids-finishing" // the same, where the valid output is `otherRequestId`'s last (finish_reason STOP)
   | "mixed-shape"; // tokens for `requestId` and a utility reply for `callId` in one message
 
 /**
@@ -30,6 +31,7 @@ export const INJECTION_KINDS: readonly InjectionKind[] = [
   "second-finish",
   "unknown-utility",
   "bad-token-ids",
+  "bad-token-ids-finishing",
   "mixed-shape",
 ];
 

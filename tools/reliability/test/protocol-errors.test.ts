@@ -155,6 +155,28 @@ describe("undecodable output: what it fails", () => {
     expect(uncaught).toEqual([]);
   });
 
+  it("an undecodable output that also carries another stream's last output: both streams fail, nothing half-delivered", async () => {
+    // The runtime routes by the request ids and finish flags alone and the owner thread decodes, so the
+    // runtime has already ended live-b when the decode fails there: live-b must still fail, not hang.
+    const c = await connect();
+    const outcomes = await startLive(c);
+    await engine!.inject("bad-token-ids-finishing", { requestId: "live-a", otherRequestId: "live-b" });
+    const results = await settle(outcomes);
+    for (const id of ["live-a", "live-b"]) {
+      expectProtocolError(results.get(id)!.error, {
+        field: "EngineCoreOutputs.outputs[1].new_token_ids",
+        outcome: "requests-failed",
+      });
+      expect(results.get(id)!.finalOutputs, id).toBe(0);
+    }
+    expectComplete(results.get("live-c")!);
+    expectComplete(results.get("live-d")!);
+    expect(healthChanges).toEqual([]);
+    expect(await c.resetPrefixCache()).toBe(true);
+    expect(await diagnosticsAfter(c)).toEqual({ undecodable: 1, requests: 2, utilityCalls: 0, engines: 0 });
+    expect(uncaught).toEqual([]);
+  });
+
   it("a tensor pointing at an aux frame that was not sent: that stream fails, the others complete", async () => {
     const c = await connect();
     const outcomes = await startLive(c);

@@ -1,7 +1,8 @@
 // Carries the request id and the rules in force; turns a broken rule into an InvalidRequestError that
 // names the field, the value and the rule (with the vLLM file and function that enforce it, and the
 // first vLLM version that does when not every version does).
-import { Float64, InvalidRequestError, MsgpackExt } from "@vllm-engine-core/protocol";
+import { Float64, MsgpackExt } from "@vllm-engine-core/protocol";
+import { InvalidRequestError } from "../errors.js";
 import { PIN_VERSION, REQUEST_RULES, rulesFor, type VllmVersion } from "./rules.js";
 
 export class Checker {

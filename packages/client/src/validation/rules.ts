@@ -10,13 +10,8 @@
 // any try/except: a failure kills the engine's input thread). "frontend" rules are checks vLLM's own
 // frontend makes before a request reaches the engine, kept because this client is that frontend.
 // "client" rules are what this client can represent on the wire (JavaScript numbers, encodable values).
-import {
-  PINNED_VERSION,
-  type RequestRule,
-  VLLM_VERSIONS,
-  type VllmVersion,
-  versionHas,
-} from "@vllm-engine-core/protocol";
+import { PINNED_VERSION, VLLM_VERSIONS, type VllmVersion, versionHas } from "@vllm-engine-core/protocol";
+import type { RequestRule } from "../errors.js";
 
 export type { VllmVersion };
 

@@ -1,10 +1,4 @@
-export { VllmEngineCoreError } from "./base.js";
-export * from "./classes.js";
-export {
-  deserializeError,
-  isSerializedError,
-  registerErrorClass,
-  type SerializedError,
-  serializeError,
-} from "./serialize.js";
+// The codec keeps only its own error; the family's base and the thread crossing are
+// @vllm-engine-core/errors.
+export { ProtocolError, type ProtocolErrorOutcome } from "./classes.js";
 export { RUNTIME_PROTOCOL_VERSION, RUNTIME_WORKER_MARKER } from "./thread.js";

@@ -2,6 +2,8 @@
 import { ProtocolError } from "../errors/classes.js";
 import { fail, withSegment } from "../msgpack/fault.js";
 import type { Reader } from "../msgpack/reader.js";
+import { skipValues } from "../msgpack/skip.js";
+import { Writer } from "../msgpack/writer.js";
 import { ANY, CALL_ID, INT, STR } from "../schema/codec.js";
 import { encodeAny } from "../schema/opaque.js";
 import {
@@ -165,4 +167,49 @@ function field<T>(segment: string, fn: () => T): T {
 
 function encodeField(segment: string, fn: () => void): void {
   field(segment, fn);
+}
+
+const CURRENT_WAVE = EngineCoreRequestCodec.fields.findIndex((f) => f.wire === "current_wave");
+const waveWriter = new Writer(16);
+
+/**
+ * The ADD `frames` (from encodeAddRequest) with `current_wave` set to `wave`, without decoding or
+ * re-encoding the request: the payload is walked by msgpack headers to the field (skipValues) and the int
+ * there is replaced by `wave`'s shortest encoding, as msgspec writes it. With a DP coordinator the runtime
+ * stamps the wave it knows at send time into a request the submitting thread encoded (vLLM:
+ * DPAsyncMPClient.add_request_async sets request.current_wave, vllm/v1/engine/core_client.py).
+ * The other frames are returned as they are.
+ */
+export function withCurrentWave(frames: readonly Uint8Array[], wave: number): Uint8Array[] {
+  const payload = frames[1];
+  if (frames[0]?.[0] !== RequestType.ADD || payload === undefined) {
+    throw new ProtocolError({
+      struct: "EngineCoreRequest",
+      detail: "not an ADD message",
+      direction: "encode",
+    });
+  }
+  const end = payload.byteLength;
+  const header = payload[0] ?? 0;
+  const headerSize = (header & 0xf0) === 0x90 ? 1 : header === 0xdc ? 3 : header === 0xdd ? 5 : 0;
+  const length =
+    headerSize === 1 ? header & 0x0f : headerSize === 3 ? (payload[1]! << 8) | payload[2]! : Number.NaN;
+  const start = headerSize === 0 ? -1 : skipValues(payload, headerSize, end, CURRENT_WAVE);
+  const stop = start < 0 ? -1 : skipValues(payload, start, end, 1);
+  if (headerSize === 0 || !(length > CURRENT_WAVE) || stop < 0) {
+    throw new ProtocolError({
+      struct: "EngineCoreRequest",
+      field: "EngineCoreRequest.current_wave",
+      detail: "the encoded request has no current_wave field to stamp",
+      direction: "encode",
+    });
+  }
+  waveWriter.reset(Number.POSITIVE_INFINITY);
+  INT.encode(waveWriter, wave);
+  const int = waveWriter.buf.subarray(0, waveWriter.pos);
+  const stamped = new Uint8Array(start + int.byteLength + (end - stop));
+  stamped.set(payload.subarray(0, start), 0);
+  stamped.set(int, start);
+  stamped.set(payload.subarray(stop, end), start + int.byteLength);
+  return [frames[0]!, stamped, ...frames.slice(2)];
 }

@@ -19,6 +19,8 @@ export interface OutputRoute {
   engineIndex: number | null;
   /** `request_id` of each element of `outputs`, in wire order. */
   requestIds: string[];
+  /** `finish_reason` is not nil, for each element of `outputs` (parallel to `requestIds`): its last output. */
+  outputFinished: boolean[];
   /** `finished_requests` as sent (null when nil or absent). */
   finishedRequests: string[] | null;
   /** `scheduler_stats` is not nil. */
@@ -45,6 +47,7 @@ const UTILITY_OUTPUT = at(EngineCoreOutputsCodec.fields, "utility_output");
 const FINISHED_REQUESTS = at(EngineCoreOutputsCodec.fields, "finished_requests");
 const WAVE_COMPLETE = at(EngineCoreOutputsCodec.fields, "wave_complete");
 const START_WAVE = at(EngineCoreOutputsCodec.fields, "start_wave");
+const FINISH_REASON = at(EngineCoreOutputCodec.fields, "finish_reason");
 // The readers below take the routing field as the first element of its struct.
 if (at(EngineCoreOutputCodec.fields, "request_id") !== 0 || at(UtilityOutputCodec.fields, "call_id") !== 0) {
   throw new Error("route: request_id / call_id moved");
@@ -135,6 +138,7 @@ export function readOutputRoute(main: Uint8Array): OutputRoute {
     complete: false,
     engineIndex: null,
     requestIds: [],
+    outputFinished: [],
     finishedRequests: null,
     hasSchedulerStats: false,
     hasUtilityOutput: false,
@@ -160,7 +164,19 @@ export function readOutputRoute(main: Uint8Array): OutputRoute {
         const requestId = str(buf, next, end);
         if (requestId === null) return route;
         route.requestIds.push(requestId);
-        pos = skipValues(buf, next, end, length - 1);
+        // Fields up to finish_reason, its nil test, then the rest (a short array has none: nil).
+        let finished = false;
+        let rest = length - 1;
+        if (length > FINISH_REASON) {
+          pos = skipValues(buf, next, end, FINISH_REASON - 1);
+          if (pos < 0 || pos >= end) return route;
+          finished = buf[pos] !== NIL;
+          rest = length - FINISH_REASON;
+        } else {
+          pos = next;
+        }
+        route.outputFinished.push(finished);
+        pos = skipValues(buf, pos, end, rest);
         if (pos < 0) return route;
       }
       continue;

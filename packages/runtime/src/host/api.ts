@@ -1,11 +1,7 @@
 // openConnection / attachConnection: the host API any thread calls. Nothing here touches a socket: the
 // connect itself (binds, handshakes, registrations) and every loop run on the runtime worker.
 import { type EngineCoreClientConfig, type ResolvedConfig, resolveConfig } from "@vllm-engine-core/config";
-import {
-  ClientClosedError,
-  deserializeError,
-  InvalidConnectionHandleError,
-} from "@vllm-engine-core/protocol";
+import { ClientClosedError, deserializeError, InvalidConnectionHandleError } from "@vllm-engine-core/errors";
 import type { AttachResult } from "../messages.js";
 import { CANCEL_CONFIRM_TIMEOUT_MS, RETIRING_RETRIES } from "../timing.js";
 import type { ConnectionHandle, RuntimeConnection } from "../types.js";
@@ -64,7 +60,7 @@ export async function attachConnection(handle: ConnectionHandle): Promise<Runtim
   }
   try {
     const link = await linkTo(gen);
-    const attached = (await link.call({ t: "attach", connectionId }).result) as AttachResult;
+    const attached = await link.call({ t: "attach", connectionId }).result;
     return adopt(link, attached);
   } catch (error) {
     if (isRetiring(error)) throw new ClientClosedError({ detail: "the connection was shut down" });
@@ -79,7 +75,7 @@ async function connectOn(
 ): Promise<RuntimeConnection> {
   signal?.throwIfAborted();
   const { id, result } = link.call({ t: "connect", config });
-  if (signal === undefined) return adopt(link, (await result) as AttachResult);
+  if (signal === undefined) return adopt(link, await result);
   return new Promise<RuntimeConnection>((resolve, reject) => {
     const onAbort = () => {
       // Cancel on the runtime and wait (bounded) until it confirms: by then every socket it opened is
@@ -90,7 +86,7 @@ async function connectOn(
         async (value) => {
           // The connect finished before the cancel reached the runtime: close what it opened.
           try {
-            await link.call({ t: "shutdown", connectionId: (value as AttachResult).connectionId }).result;
+            await link.call({ t: "shutdown", connectionId: value.connectionId }).result;
           } catch {
             // Already gone.
           }
@@ -108,7 +104,7 @@ async function connectOn(
       (value) => {
         if (signal.aborted) return;
         signal.removeEventListener("abort", onAbort);
-        resolve(adopt(link, value as AttachResult));
+        resolve(adopt(link, value));
       },
       (error: unknown) => {
         if (signal.aborted) return;

@@ -1,29 +1,25 @@
 // This thread's view of one connection: the sinks of the requests it submitted, the connection's health,
 // and the calls it makes to the runtime. Outputs arrive on the link already filtered to this thread's
 // requests (or as raw frames that only concern this thread, decoded here).
+
 import {
   ClientClosedError,
   DuplicateRequestIdError,
-  decodeOutputMessage,
   deserializeError,
+  RequestStreamClosedError,
+  serializeError,
+} from "@vllm-engine-core/errors";
+import {
+  decodeOutputMessage,
   type EngineCoreOutput,
   type EngineCoreRequest,
   encodeAddRequest,
   FinishReason,
-  type ProtocolError,
-  RequestStreamClosedError,
+  ProtocolError,
+  readOutputRoute,
   type UtilityOutput,
 } from "@vllm-engine-core/protocol";
-import {
-  type AbortResult,
-  type AttachResult,
-  type ConnectionDiagnosticsWire,
-  ownedFrame,
-  packArgs,
-  type ToHost,
-  unpackArgs,
-  unpackOutput,
-} from "../messages.js";
+import { type AttachResult, ownedFrame, packArgs, type ToHost, unpackUtilityOutput } from "../messages.js";
 import type {
   ConnectionDiagnostics,
   ConnectionHandle,
@@ -36,9 +32,16 @@ import type { LinkedConnection, RuntimeLink } from "./link.js";
 
 interface LiveRequest {
   readonly sink: RequestSink;
+  /** Who submitted it on this thread (RuntimeConnection.release ends what one owner submitted). */
+  readonly owner: object | undefined;
   /** -1 until the runtime confirmed the submit. */
   engineIndex: number;
   readonly release: () => void;
+  /**
+   * An output message naming it could not be decoded here: nothing more is delivered to it until the
+   * runtime's verdict fails it (reported back, see ToRuntime "undecodable").
+   */
+  failing: boolean;
 }
 
 type LinkMessage = Extract<ToHost, { c: string }>;
@@ -51,7 +54,6 @@ export class ThreadConnection implements RuntimeConnection, LinkedConnection {
   readonly #requests = new Map<string, LiveRequest>();
   readonly #healthListeners = new Set<(error: Error) => void>();
   readonly #onGone: () => void;
-  readonly #encodeOnRuntime: boolean;
   #health: Error | undefined;
   #closed: Error | undefined;
 
@@ -60,7 +62,6 @@ export class ThreadConnection implements RuntimeConnection, LinkedConnection {
     this.#id = attached.connectionId;
     this.#onGone = onGone;
     this.info = attached.info;
-    this.#encodeOnRuntime = attached.encodeOnRuntime;
     this.handle = Object.freeze({ connectionId: attached.connectionId, __vllmConnectionHandle: 1 as const });
     if (attached.health !== null) this.#health = deserializeError(attached.health);
     link.register(this.#id, this);
@@ -79,23 +80,33 @@ export class ThreadConnection implements RuntimeConnection, LinkedConnection {
     return () => this.#healthListeners.delete(listener);
   }
 
-  async submit(request: EngineCoreRequest, sink: RequestSink): Promise<{ engineIndex: number }> {
+  async submit(
+    request: EngineCoreRequest,
+    sink: RequestSink,
+    options: { owner?: object } = {},
+  ): Promise<{ engineIndex: number }> {
     this.#assertOpen();
     const { requestId } = request;
     if (this.#requests.has(requestId)) throw new DuplicateRequestIdError({ requestId });
-    // Encoding here validates the request on the caller's thread and keeps the runtime thread free.
-    const frames = this.#encodeOnRuntime ? null : encodeAddRequest(request).map(ownedFrame);
-    const live: LiveRequest = { sink, engineIndex: -1, release: this.#link.hold() };
+    // Encoded once, here: it validates the request on the caller's thread and keeps the runtime thread
+    // free (with a DP coordinator the runtime only stamps the current wave into these bytes).
+    const frames = encodeAddRequest(request).map(ownedFrame);
+    const live: LiveRequest = {
+      sink,
+      owner: options.owner,
+      engineIndex: -1,
+      release: this.#link.hold(),
+      failing: false,
+    };
     this.#requests.set(requestId, live);
     try {
-      const reply = (await this.#link.call({
+      const reply = await this.#link.call({
         t: "submit",
         connectionId: this.#id,
         requestId,
         dataParallelRank: request.dataParallelRank ?? null,
         frames,
-        request: this.#encodeOnRuntime ? packArgs(request) : null,
-      }).result) as { engineIndex: number };
+      }).result;
       live.engineIndex = reply.engineIndex;
       return { engineIndex: reply.engineIndex };
     } catch (error) {
@@ -107,32 +118,35 @@ export class ThreadConnection implements RuntimeConnection, LinkedConnection {
   async abort(requestIds: readonly string[], options: { notify?: boolean } = {}): Promise<string[]> {
     this.#assertOpen();
     const notify = options.notify ?? false;
-    // This thread's sinks stop receiving at once; outputs already on their way are dropped.
-    const own = new Map<string, LiveRequest>();
+    // This thread's sinks end at once (with notify: with their final ABORT output); outputs already on
+    // their way are dropped. The one place a request of this thread is finalised by an abort.
     for (const requestId of requestIds) {
       const live = this.#requests.get(requestId);
-      if (live !== undefined && this.#drop(requestId, live)) own.set(requestId, live);
+      if (live === undefined || !this.#drop(requestId, live)) continue;
+      if (notify) this.#deliverAborted(requestId, live, live.engineIndex);
     }
-    let result: AbortResult;
-    try {
-      result = (await this.#link.call({
-        t: "abort",
-        connectionId: this.#id,
-        requestIds: [...requestIds],
-        notify,
-      }).result) as AbortResult;
-    } catch (error) {
-      if (notify) for (const live of own.values()) safely(() => live.sink.fail(error as Error));
-      throw error;
-    }
-    if (notify) {
-      const engines = new Map(result.live);
-      for (const [requestId, live] of own) {
-        const engineIndex = engines.get(requestId) ?? live.engineIndex;
-        safely(() => live.sink.outputs([abortedOutput(requestId)], { engineIndex, timestamp: nowSeconds() }));
-      }
-    }
+    const result = await this.#link.call({
+      t: "abort",
+      connectionId: this.#id,
+      requestIds: [...requestIds],
+      notify,
+    }).result;
     return result.live.map(([requestId]) => requestId);
+  }
+
+  async release(owner: object, error: Error): Promise<void> {
+    const owned: string[] = [];
+    for (const [requestId, live] of [...this.#requests]) {
+      if (live.owner !== owner || !this.#drop(requestId, live)) continue;
+      owned.push(requestId);
+      safely(() => live.sink.fail(error));
+    }
+    if (owned.length === 0 || this.#closed !== undefined) return;
+    try {
+      await this.#link.call({ t: "abort", connectionId: this.#id, requestIds: owned, notify: false }).result;
+    } catch {
+      // The connection or the runtime is gone: nothing left to abort.
+    }
   }
 
   async callUtility(
@@ -149,32 +163,23 @@ export class ThreadConnection implements RuntimeConnection, LinkedConnection {
       t: "utility",
       connectionId: this.#id,
       method,
-      args: packArgs([...args]) as unknown[],
+      args: [...args].map(packArgs),
       timeoutMs: timeoutMs ?? null,
     });
-    const replies = (await (signal === undefined
+    const replies = await (signal === undefined
       ? result
-      : untilAborted(result, signal, () => this.#link.post({ t: "cancel", id })))) as {
-      engineIndex: number;
-      output: UtilityOutput;
-    }[];
-    return replies.map(({ engineIndex, output }) => ({
-      engineIndex,
-      output: unpackArgs(output) as UtilityOutput,
-    }));
+      : untilAborted(result, signal, () => this.#link.post({ t: "cancel", id })));
+    return replies.map(({ engineIndex, output }) => ({ engineIndex, output: unpackUtilityOutput(output) }));
   }
 
   async diagnostics(): Promise<ConnectionDiagnostics> {
     this.#assertOpen();
-    const { lastProtocolError, ...counters } = (await this.#link.call({
+    const { lastProtocolError, ...counters } = await this.#link.call({
       t: "diagnostics",
       connectionId: this.#id,
-    }).result) as ConnectionDiagnosticsWire;
-    return {
-      ...counters,
-      lastProtocolError:
-        lastProtocolError === null ? null : (deserializeError(lastProtocolError) as ProtocolError),
-    };
+    }).result;
+    const error = lastProtocolError === null ? null : deserializeError(lastProtocolError);
+    return { ...counters, lastProtocolError: error instanceof ProtocolError ? error : null };
   }
 
   async detach(): Promise<void> {
@@ -193,7 +198,7 @@ export class ThreadConnection implements RuntimeConnection, LinkedConnection {
       await this.#link.call({ t: "shutdown", connectionId: this.#id }).result;
     } catch (error) {
       // Already closed by another thread or the runtime is gone: the connection is closed either way.
-      if (this.#closed === undefined) this.#close(error as Error, true);
+      if (this.#closed === undefined) this.#close(asError(error), true);
       return;
     }
     // The runtime's "closed" message arrived before the reply; this is the fallback if it did not.
@@ -205,21 +210,20 @@ export class ThreadConnection implements RuntimeConnection, LinkedConnection {
   onMessage(message: LinkMessage): void {
     switch (message.t) {
       case "frames": {
-        const decoded = decodeOutputMessage(message.frames);
+        // The one full decode of an engine step's outputs (the runtime only read the request ids).
+        let decoded: ReturnType<typeof decodeOutputMessage>;
+        try {
+          decoded = decodeOutputMessage(message.frames);
+        } catch (error) {
+          this.#undecodable(message, error);
+          return;
+        }
         if (decoded.kind === "outputs") {
           const { engineIndex, timestamp, outputs, finishedRequests } = decoded.outputs;
           this.#deliver(engineIndex, timestamp, outputs, finishedRequests);
         }
         return;
       }
-      case "outputs":
-        this.#deliver(
-          message.engineIndex,
-          message.timestamp,
-          message.outputs.map(unpackOutput),
-          message.finished,
-        );
-        return;
       case "fail": {
         const error = deserializeError(message.error);
         for (const requestId of message.requestIds) this.#failRequest(requestId, error);
@@ -228,10 +232,8 @@ export class ThreadConnection implements RuntimeConnection, LinkedConnection {
       case "aborted":
         for (const [requestId, engineIndex] of message.live) {
           const live = this.#requests.get(requestId);
-          if (live === undefined || !this.#drop(requestId, live)) continue;
-          safely(() =>
-            live.sink.outputs([abortedOutput(requestId)], { engineIndex, timestamp: nowSeconds() }),
-          );
+          if (live !== undefined && this.#drop(requestId, live))
+            this.#deliverAborted(requestId, live, engineIndex);
         }
         return;
       case "health":
@@ -261,7 +263,7 @@ export class ThreadConnection implements RuntimeConnection, LinkedConnection {
     for (let i = 0; i < outputs.length; i++) {
       const output = outputs[i]!;
       const live = this.#requests.get(output.requestId);
-      if (live === undefined) continue;
+      if (live === undefined || live.failing) continue;
       if (output.finishReason !== null) this.#drop(output.requestId, live);
       try {
         live.sink.outputs([output], meta);
@@ -273,11 +275,47 @@ export class ThreadConnection implements RuntimeConnection, LinkedConnection {
     if (finished !== null) {
       for (const requestId of finished) {
         const live = this.#requests.get(requestId);
-        if (live !== undefined && this.#drop(requestId, live)) {
+        if (live !== undefined && !live.failing && this.#drop(requestId, live)) {
           safely(() => live.sink.fail(new RequestStreamClosedError({ requestId })));
         }
       }
     }
+  }
+
+  /**
+   * Forwarded frames that do not decode: this thread's requests they name get nothing more, and the runtime
+   * (which owns the fault rule, worker/output-faults.ts) judges the message and fails them.
+   */
+  #undecodable(message: Extract<LinkMessage, { t: "frames" }>, error: unknown): void {
+    const route = readOutputRoute(message.frames[0] ?? new Uint8Array(0));
+    const live: string[] = [];
+    for (const requestId of [...route.requestIds, ...(route.finishedRequests ?? [])]) {
+      const request = this.#requests.get(requestId);
+      if (request === undefined || request.failing) continue;
+      request.failing = true;
+      live.push(requestId);
+    }
+    const protocolError =
+      error instanceof ProtocolError
+        ? error
+        : new ProtocolError({
+            struct: "EngineCoreOutputs",
+            detail: asError(error).message,
+          });
+    this.#link.post({
+      t: "undecodable",
+      c: this.#id,
+      seq: message.seq,
+      senders: [...message.senders],
+      frames: message.frames,
+      error: serializeError(protocolError),
+      live,
+    });
+  }
+
+  /** A request aborted by a client (this thread's or another's) ends with a final ABORT output. */
+  #deliverAborted(requestId: string, live: LiveRequest, engineIndex: number): void {
+    safely(() => live.sink.outputs([abortedOutput(requestId)], { engineIndex, timestamp: nowSeconds() }));
   }
 
   #failRequest(requestId: string, error: Error): void {
@@ -314,9 +352,8 @@ export class ThreadConnection implements RuntimeConnection, LinkedConnection {
   }
 }
 
-/** The final output a sink gets when its request was aborted by the client (mirrors vLLM's abort output). */
-/** The final output a stream gets when the client aborts it (the engine sends none for a client abort). */
-export function abortedOutput(requestId: string): EngineCoreOutput {
+/** The final output a sink gets when a client aborts its request (the engine sends none for a client abort). */
+function abortedOutput(requestId: string): EngineCoreOutput {
   return {
     requestId,
     newTokenIds: [],
@@ -362,6 +399,10 @@ function untilAborted<T>(promise: Promise<T>, signal: AbortSignal, onAbort: () =
       },
     );
   });
+}
+
+function asError(error: unknown): Error {
+  return error instanceof Error ? error : new Error(String(error));
 }
 
 function nowSeconds(): number {

@@ -3,7 +3,7 @@
 // only be handed out by the main thread, which worker threads cannot ask for without owning parentPort).
 // The link carries calls (with ids) and their replies, and the outputs of this thread's requests.
 import { BroadcastChannel, isMainThread, threadId } from "node:worker_threads";
-import { ClientClosedError, deserializeError } from "@vllm-engine-core/protocol";
+import { ClientClosedError, deserializeError } from "@vllm-engine-core/errors";
 import {
   type CallBody,
   type CallResult,
@@ -104,13 +104,15 @@ export class RuntimeLink {
     if (this.endedWith === undefined) this.channel.postMessage(message);
   }
 
-  /** Send a call; `id` lets the caller cancel it. */
-  call(body: CallBody): { id: number; result: Promise<CallResult> } {
+  /** Send a call; `id` lets the caller cancel it. The reply is typed by the call's tag (CallMap). */
+  call<B extends CallBody>(body: B): { id: number; result: Promise<CallResult<B["t"]>> } {
     const id = this.nextId++;
     if (this.endedWith !== undefined) return { id, result: Promise.reject(this.endedWith) };
     const release = this.hold();
-    const result = new Promise<CallResult>((resolve, reject) => {
-      this.pending.set(id, { resolve, reject });
+    const result = new Promise<CallResult<B["t"]>>((resolve, reject) => {
+      // The one place a reply meets its type: the runtime answers call `id` with CallMap[K]["result"]
+      // (RuntimeService.serve), and replies are matched by id.
+      this.pending.set(id, { resolve: resolve as (value: CallResult) => void, reject });
     }).finally(release);
     try {
       this.post({ ...body, id });

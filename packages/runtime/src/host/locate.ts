@@ -1,7 +1,7 @@
 // How a thread finds the runtime: the main thread asks its supervisor directly; a worker thread asks the
 // main-thread host over the host channel and fails fast when nobody answers (the package was not imported
 // on the main thread, so no thread can spawn a runtime that outlives this one).
-import { deserializeError, RuntimeHostUnavailableError } from "@vllm-engine-core/protocol";
+import { deserializeError, RuntimeHostUnavailableError } from "@vllm-engine-core/errors";
 import type { HostReply, HostRequest, RuntimeFate } from "../messages.js";
 import { HOST_ACK_TIMEOUT_MS } from "../timing.js";
 import { holdHostChannel, onHostMessage, postHostMessage } from "./host-channel.js";

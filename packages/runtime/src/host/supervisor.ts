@@ -3,12 +3,8 @@
 // that thread. Worker threads reach this host through the host channel (rendezvous); the main thread calls
 // it directly.
 import { isMainThread, Worker } from "node:worker_threads";
-import {
-  RUNTIME_PROTOCOL_VERSION,
-  RUNTIME_WORKER_MARKER,
-  RuntimeCrashedError,
-  serializeError,
-} from "@vllm-engine-core/protocol";
+import { RuntimeCrashedError, serializeError } from "@vllm-engine-core/errors";
+import { RUNTIME_PROTOCOL_VERSION, RUNTIME_WORKER_MARKER } from "@vllm-engine-core/protocol";
 import type {
   HostChannelMessage,
   RuntimeFate,

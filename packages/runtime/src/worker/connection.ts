@@ -4,19 +4,21 @@ import type { ResolvedConfig } from "@vllm-engine-core/config";
 import {
   ClientClosedError,
   DuplicateRequestIdError,
-  type EngineCoreOutput,
-  type EngineCoreOutputs,
-  type EngineCoreRequest,
   EngineDeadError,
-  encodeAbortRequest,
-  encodeAddRequest,
-  encodeUtilityCall,
   InvalidDataParallelRankError,
-  type ProtocolError,
   type SerializedError,
   serializeError,
-  type UtilityOutput,
   UtilityTimeoutError,
+} from "@vllm-engine-core/errors";
+import {
+  decodeOutputMessage,
+  encodeAbortRequest,
+  encodeUtilityCall,
+  type OutputMessage,
+  type OutputRoute,
+  ProtocolError,
+  type UtilityOutput,
+  withCurrentWave,
 } from "@vllm-engine-core/protocol";
 import {
   type AbortResult,
@@ -26,7 +28,6 @@ import {
   type ConnectionInfoWire,
   ownedFrame,
   packArgs,
-  packOutput,
   unpackArgs,
 } from "../messages.js";
 import { OutputDiagnostics } from "./diagnostics.js";
@@ -64,6 +65,8 @@ export interface UtilityBounds {
 
 /** Utility calls that timed out or were aborted lately (call id → engine), so late replies are told apart. */
 const RECENTLY_CANCELLED_CALLS = 4_096;
+/** Enough for every thread of a connection to report the same undecodable message. */
+const RECENTLY_JUDGED_FORWARDS = 64;
 
 export class ConnectionService implements EngineOutputSink {
   readonly id: string;
@@ -84,6 +87,10 @@ export class ConnectionService implements EngineOutputSink {
   private readonly faults = new OutputFaultJudge();
   private readonly ended = new RecentlyEnded();
   private readonly cancelledCalls = new RecentlyEnded<bigint, number>(RECENTLY_CANCELLED_CALLS);
+  /** Output messages forwarded to owner threads (their `seq`). */
+  private forwarded = 0;
+  /** Forwarded messages an owner could not decode, judged once (seq → what their requests fail with). */
+  private readonly judgedForwards = new RecentlyEnded<number, Error>(RECENTLY_JUDGED_FORWARDS);
   private health: SerializedError | null = null;
   private adopted = false;
   private closed = false;
@@ -133,7 +140,6 @@ export class ConnectionService implements EngineOutputSink {
       connectionId: this.id,
       info: this.info,
       health: this.health,
-      encodeOnRuntime: this.io.coordinator !== null,
     };
   }
 
@@ -156,11 +162,10 @@ export class ConnectionService implements EngineOutputSink {
       let frames = body.frames;
       const coordinator = this.io.coordinator;
       if (coordinator !== null) {
-        const request = unpackArgs(body.request) as EngineCoreRequest;
-        frames = encodeAddRequest({ ...request, currentWave: coordinator.state().currentWave });
+        // Encoded once on the submitting thread; the wave known now is stamped into the bytes.
+        frames = withCurrentWave(frames, coordinator.state().currentWave);
         await coordinator.notifyRequest(engine.index);
       }
-      if (frames === null) throw new TypeError("submit carried neither frames nor a request");
       await this.io.send(engine.index, frames);
     } catch (error) {
       // Roll the registration back unless the request already ended (engine death, abort, shutdown).
@@ -382,62 +387,132 @@ export class ConnectionService implements EngineOutputSink {
 
   // ---- engine events (OutputSink) -----------------------------------------------------------
 
-  onOutputs(outputs: EngineCoreOutputs, frames: Buffer[]): void {
+  /**
+   * One output message, undecoded (`route` is its routing read, see the transport's OutputSink). A step's
+   * request outputs are routed by the request ids alone and forwarded as raw frames to the thread(s) that
+   * own them, which decode them — once, where they are consumed. Anything else (a utility reply, a wave
+   * notice, stats alone, a mixed shape, or outputs no live request owns) is consumed here, so it is decoded
+   * here.
+   */
+  onOutputs(route: OutputRoute, frames: Buffer[], senders: readonly number[]): void {
     if (this.closed) return;
-    if (outputs.utilityOutput !== null) this.resolveUtility(outputs.engineIndex, outputs.utilityOutput);
-    const finished = outputs.finishedRequests;
-    if (outputs.outputs.length === 0 && finished === null) return;
-    // Split the step by owner thread; the registry forgets requests that finished in this step.
-    const perPeer = new Map<ThreadPeer, { outputs: EngineCoreOutput[]; finished: string[] | null }>();
-    const slot = (peer: ThreadPeer) => {
-      let entry = perPeer.get(peer);
-      if (entry === undefined) {
-        entry = { outputs: [], finished: null };
-        perPeer.set(peer, entry);
-      }
-      return entry;
-    };
-    for (const output of outputs.outputs) {
-      const tracked = this.requests.get(output.requestId);
+    // Scheduler stats: the one place a message's `hasSchedulerStats` is looked at. They are not forwarded
+    // on their own yet: stats-only messages are decoded (validated) and dropped below; stats that ride
+    // along a step's outputs reach the owner thread inside the forwarded frames.
+    const statsOnly =
+      route.hasSchedulerStats && route.requestIds.length === 0 && route.finishedRequests === null;
+    const stepOutputs = route.requestIds.length > 0 || route.finishedRequests !== null;
+    if (statsOnly || !stepOutputs || route.hasUtilityOutput || route.hasWaveComplete || route.hasStartWave) {
+      this.consumeHere(frames, senders);
+      return;
+    }
+    this.routeStepOutputs(route, frames, senders);
+  }
+
+  /**
+   * Routes a step's request outputs by id: the registry forgets the requests the step finishes (an output
+   * with a finish reason, or `finished_requests`), and the frames go to each thread that owns one of them.
+   */
+  private routeStepOutputs(route: OutputRoute, frames: Buffer[], senders: readonly number[]): void {
+    const { requestIds, outputFinished } = route;
+    // The one thread concerned (the common case), or the first of several.
+    let owner: ThreadPeer | undefined;
+    let owners: Set<ThreadPeer> | undefined;
+    let strays: string[] | undefined;
+    for (let i = 0; i < requestIds.length; i++) {
+      const requestId = requestIds[i]!;
+      const tracked = this.requests.get(requestId);
       if (tracked === undefined) {
-        this.diag.outputForInactiveRequest(
-          output.requestId,
-          this.ended.get(output.requestId),
-          outputs.engineIndex,
-        );
+        if (strays === undefined) strays = [requestId];
+        else strays.push(requestId);
         continue;
       }
-      if (output.finishReason !== null) this.forget(output.requestId, tracked, "finished");
-      slot(tracked.owner).outputs.push(output);
+      if (outputFinished[i]) this.forget(requestId, tracked, "finished");
+      if (owner === undefined) owner = tracked.owner;
+      else if (tracked.owner !== owner) owners = addOwner(owners, owner, tracked.owner);
     }
+    const finished = route.finishedRequests;
     if (finished !== null) {
       for (const requestId of finished) {
         const tracked = this.requests.get(requestId);
         // Not counted: with include_finished_set vLLM also lists requests whose finish output came already.
         if (tracked === undefined) continue;
         this.forget(requestId, tracked, "finished");
-        const entry = slot(tracked.owner);
-        if (entry.finished === null) entry.finished = [requestId];
-        else entry.finished.push(requestId);
+        if (owner === undefined) owner = tracked.owner;
+        else if (tracked.owner !== owner) owners = addOwner(owners, owner, tracked.owner);
       }
     }
-    if (perPeer.size === 1) {
-      // Everything in this message concerns one thread: forward the raw frames and let it decode them,
-      // which is cheaper than cloning the decoded objects (measured; see README).
-      const [peer] = perPeer.keys();
-      peer!.post({ t: "frames", c: this.id, frames: frames.map(ownedFrame) });
+    if (owner === undefined) {
+      // Nothing in it belongs to a live request: it ends here, so it is decoded here (an undecodable one
+      // still counts as such, and the strays are counted from the decoded outputs).
+      this.consumeHere(frames, senders);
       return;
     }
-    for (const [peer, entry] of perPeer) {
-      peer.post({
-        t: "outputs",
-        c: this.id,
-        engineIndex: outputs.engineIndex,
-        timestamp: outputs.timestamp,
-        outputs: entry.outputs.map(packOutput),
-        finished: entry.finished,
-      });
+    if (strays !== undefined) {
+      const engineIndex = route.engineIndex ?? senders[0] ?? -1;
+      for (const requestId of strays)
+        this.diag.outputForInactiveRequest(requestId, this.ended.get(requestId), engineIndex);
     }
+    // Raw frames, decoded by each owner thread (which skips the outputs that are not its own); cheaper than
+    // cloning decoded objects (measured; see README). `seq` names the message if an owner cannot decode it.
+    const message = {
+      t: "frames" as const,
+      c: this.id,
+      seq: ++this.forwarded,
+      senders,
+      frames: frames.map(ownedFrame),
+    };
+    owner.post(message);
+    if (owners !== undefined) for (const other of owners) if (other !== owner) other.post(message);
+  }
+
+  /** Decodes and consumes a message that no other thread receives. */
+  private consumeHere(frames: Buffer[], senders: readonly number[]): void {
+    let message: OutputMessage;
+    try {
+      message = decodeOutputMessage(frames);
+    } catch (error) {
+      this.onBadMessage(asProtocolError(error), frames, senders);
+      return;
+    }
+    if (message.kind !== "outputs") return; // the transport handles the sentinel
+    const outputs = message.outputs;
+    if (outputs.utilityOutput !== null) this.resolveUtility(outputs.engineIndex, outputs.utilityOutput);
+    for (const output of outputs.outputs) {
+      if (this.requests.has(output.requestId)) continue; // cannot happen: such a message is routed
+      this.diag.outputForInactiveRequest(
+        output.requestId,
+        this.ended.get(output.requestId),
+        outputs.engineIndex,
+      );
+    }
+  }
+
+  /**
+   * An owner thread could not decode a forwarded message (`seq`): judge it as any undecodable message, once
+   * however many threads report it, and fail the reporter's requests it named (`live`: the ones still live
+   * on that thread; those the message finished were already forgotten here).
+   */
+  onForwardedUndecodable(
+    peer: ThreadPeer,
+    report: {
+      seq: number;
+      senders: readonly number[];
+      frames: Uint8Array[];
+      error: ProtocolError;
+      live: string[];
+    },
+  ): void {
+    if (this.closed) return;
+    const forgotten = report.live.filter((requestId) => !this.requests.has(requestId));
+    let failedWith = this.judgedForwards.get(report.seq);
+    if (failedWith === undefined) {
+      failedWith = this.judgeBadMessage(report.error, report.frames, report.senders);
+      this.judgedForwards.add(report.seq, failedWith);
+    }
+    if (report.live.length === 0) return;
+    peer.post({ t: "fail", c: this.id, requestIds: report.live, error: serializeError(failedWith) });
+    this.diag.failedByProtocolError({ requests: forgotten.length });
   }
 
   onEngineDead(engineIndex: number | null, reason: string): void {
@@ -458,32 +533,45 @@ export class ConnectionService implements EngineOutputSink {
    * An output message that could not be decoded: fail what it concerns — its streams, its utility call, or
    * its engine (see output-faults.ts for the rule).
    */
-  onBadMessage(error: ProtocolError, frames: Buffer[], senders: readonly number[]): void {
+  onBadMessage(error: ProtocolError, frames: readonly Uint8Array[], senders: readonly number[]): void {
     if (this.closed) return;
+    this.judgeBadMessage(error, frames, senders);
+  }
+
+  /** onBadMessage; returns the error the requests the message names fail with. */
+  private judgeBadMessage(
+    error: ProtocolError,
+    frames: readonly Uint8Array[],
+    senders: readonly number[],
+  ): Error {
     const live = senders.filter((index) => this.byIndex.get(index)?.dead === undefined);
     const verdict = this.faults.judge(error, frames, live);
     this.diag.badMessage(verdict.kind === "engines" ? (verdict.errors[0] ?? error) : verdict.error);
     if (verdict.kind === "requests") {
       this.failRequests(this.byIndex.get(verdict.engineIndex)!, verdict.requestIds, verdict.error);
-    } else if (verdict.kind === "utility") {
+      return verdict.error;
+    }
+    if (verdict.kind === "utility") {
       const pending = this.utilities.get(verdict.callId);
       if (pending === undefined || pending.engine.index !== verdict.engineIndex) {
         this.diag.unknownUtilityReply(verdict.engineIndex, verdict.callId);
-        return;
+        return verdict.error;
       }
       this.utilities.delete(verdict.callId);
       pending.reject(verdict.error);
       this.diag.failedByProtocolError({ utilityCalls: 1 });
-    } else {
-      for (const engineError of verdict.errors) {
-        const engine = this.byIndex.get(engineError.engineIndex!)!;
-        const { requestIds, utilityCalls } = this.markDead(engine, engineError);
-        this.diag.failedByProtocolError({ requests: requestIds.length, utilityCalls, engines: 1 });
-        // The engine process may still be generating them: tell it to stop (best effort).
-        if (requestIds.length > 0)
-          void this.io.send(engine.index, encodeAbortRequest(requestIds)).catch(() => {});
-      }
+      return verdict.error;
     }
+    for (const engineError of verdict.errors) {
+      const engine = this.byIndex.get(engineError.engineIndex!)!;
+      const { requestIds, utilityCalls } = this.markDead(engine, engineError);
+      this.diag.failedByProtocolError({ requests: requestIds.length, utilityCalls, engines: 1 });
+      // The engine process may still be generating them: tell it to stop (best effort).
+      if (requestIds.length > 0)
+        void this.io.send(engine.index, encodeAbortRequest(requestIds)).catch(() => {});
+    }
+    // No live sender left: the engine was already dead, and its error is what its requests fail with.
+    return verdict.errors[0] ?? senders.map((index) => this.byIndex.get(index)?.dead).find((e) => e) ?? error;
   }
 
   // ---- internals ----------------------------------------------------------------------------
@@ -598,6 +686,23 @@ export class ConnectionService implements EngineOutputSink {
     if (!this.peers.has(peer))
       throw new ClientClosedError({ detail: "this thread is not attached to the connection" });
   }
+}
+
+/** The set of owner threads of one message, created when a second owner shows up. */
+function addOwner(
+  owners: Set<ThreadPeer> | undefined,
+  first: ThreadPeer,
+  other: ThreadPeer,
+): Set<ThreadPeer> {
+  const set = owners ?? new Set([first]);
+  set.add(other);
+  return set;
+}
+
+function asProtocolError(error: unknown): ProtocolError {
+  return error instanceof ProtocolError
+    ? error
+    : new ProtocolError({ struct: "EngineCoreOutputs", detail: String((error as Error)?.message ?? error) });
 }
 
 function pushTo<K, V>(map: Map<K, V[]>, key: K, value: V): void {

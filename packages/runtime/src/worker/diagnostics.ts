@@ -4,8 +4,10 @@
 // `diagnostics()`; the anomalies (all but outputs that trail an abort) are also logged as process warnings,
 // at most one per kind per interval, so a misbehaving engine can't flood stderr (a 10 s fuzz run used to
 // print ~24,000 lines).
-import type { ProtocolError, SerializedError } from "@vllm-engine-core/protocol";
-import { serializeError } from "@vllm-engine-core/protocol";
+
+import type { SerializedError } from "@vllm-engine-core/errors";
+import { serializeError } from "@vllm-engine-core/errors";
+import type { ProtocolError } from "@vllm-engine-core/protocol";
 import type { ConnectionDiagnosticsWire } from "../messages.js";
 import type { EndedHow } from "./recently-ended.js";
 

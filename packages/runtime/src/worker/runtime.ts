@@ -4,9 +4,11 @@ import { BroadcastChannel, parentPort, workerData } from "node:worker_threads";
 import {
   ClientClosedError,
   ConnectAbortedError,
+  deserializeError,
   RuntimeCrashedError,
   serializeError,
-} from "@vllm-engine-core/protocol";
+} from "@vllm-engine-core/errors";
+import { ProtocolError } from "@vllm-engine-core/protocol";
 import {
   type CallMessage,
   type CallResult,
@@ -90,6 +92,17 @@ export class RuntimeService {
       case "bye":
         void this.peerGone(peer);
         return;
+      case "undecodable": {
+        const error = deserializeError(message.error);
+        this.connections.get(message.c)?.onForwardedUndecodable(peer, {
+          ...message,
+          error:
+            error instanceof ProtocolError
+              ? error
+              : new ProtocolError({ struct: "EngineCoreOutputs", detail: error.message }),
+        });
+        return;
+      }
       default:
         this.respond(peer, message.id, this.serve(peer, message));
     }

@@ -1,11 +1,8 @@
 // Host side of the test runtime worker: a real worker thread started with the runtime marker.
 import { fileURLToPath } from "node:url";
 import { Worker } from "node:worker_threads";
-import {
-  deserializeError,
-  RUNTIME_PROTOCOL_VERSION,
-  RUNTIME_WORKER_MARKER,
-} from "@vllm-engine-core/protocol";
+import { deserializeError } from "@vllm-engine-core/errors";
+import { RUNTIME_PROTOCOL_VERSION, RUNTIME_WORKER_MARKER } from "@vllm-engine-core/protocol";
 import type { ConnectResult, WorkerCommand, WorkerEvent, WorkerMessage } from "../worker/protocol.ts";
 
 export const TEST_WORKER_PATH = fileURLToPath(

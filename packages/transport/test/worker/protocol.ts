@@ -1,7 +1,8 @@
 // Messages between a test (host thread) and the test runtime worker (test/worker/transport-worker.ts).
 
 import type { HeartbeatConfig, TransportConfig } from "@vllm-engine-core/config";
-import type { EngineCoreOutputs, SerializedError } from "@vllm-engine-core/protocol";
+import type { SerializedError } from "@vllm-engine-core/errors";
+import type { EngineCoreOutputs } from "@vllm-engine-core/protocol";
 import type { ConnectedEngine, CoordinatorState } from "../../src/index.ts";
 
 export type WorkerCommand =

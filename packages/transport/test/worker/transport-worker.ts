@@ -1,7 +1,8 @@
 // Test stand-in for the runtime worker: owns one transport at a time and drives it on command.
 import { type MessagePort, parentPort } from "node:worker_threads";
 import { resolveConfig } from "@vllm-engine-core/config";
-import { serializeError } from "@vllm-engine-core/protocol";
+import { serializeError } from "@vllm-engine-core/errors";
+import { decodeOutputMessage } from "@vllm-engine-core/protocol";
 import { connectTransport, type EngineTransport } from "../../src/index.ts";
 import type { ConnectResult, WorkerCommand, WorkerMessage } from "./protocol.ts";
 
@@ -51,8 +52,19 @@ async function handle(command: WorkerCommand): Promise<unknown> {
       return undefined;
     case "start-output":
       required().startOutputLoop({
-        onOutputs: (outputs, frames) =>
-          post({ type: "event", kind: "outputs", outputs, frameCount: frames.length }),
+        // The transport hands over undecoded frames; the test decodes them where it consumes them.
+        onOutputs: (_route, frames, senders) => {
+          let message: ReturnType<typeof decodeOutputMessage>;
+          try {
+            message = decodeOutputMessage(frames);
+          } catch (error) {
+            const bad = { error: serializeError(error as Error), frameCount: frames.length };
+            post({ type: "event", kind: "bad", ...bad, senders: [...senders] });
+            return;
+          }
+          if (message.kind === "outputs")
+            post({ type: "event", kind: "outputs", outputs: message.outputs, frameCount: frames.length });
+        },
         onEngineDead: (engineIndex, reason) =>
           post({ type: "event", kind: "dead", engineIndex, reason, at: Date.now() }),
         onBadMessage: (error, frames, senders) =>

@@ -1,67 +1,35 @@
-// Errors cross threads (worker → host, host → consuming thread) as plain structured-cloneable objects.
+// Errors cross threads (runtime worker → calling thread → consuming thread) as plain structured-cloneable
+// objects and are rebuilt as their typed classes on the far side. No list is kept by hand: every class
+// registers itself by its `code` when its module loads (a static block calling registerErrorClass), and
+// deserializeError looks the class up by the `code` the serialized details carry. The registry is keyed on
+// globalThis, so two copies of this package in one process (a duplicated install) still share it.
 import { VllmEngineCoreError } from "./base.js";
-import {
-  BindError,
-  ClientClosedError,
-  ConnectAbortedError,
-  DuplicateRequestIdError,
-  EngineDeadError,
-  HandshakeTimeoutError,
-  InconsistentUtilityResultsError,
-  InvalidConnectionHandleError,
-  InvalidDataParallelRankError,
-  InvalidRequestError,
-  ProtocolError,
-  RequestStreamClosedError,
-  RuntimeCrashedError,
-  RuntimeHostUnavailableError,
-  TransportOutsideRuntimeError,
-  UnexpectedEngineIdentityError,
-  UnexpectedHandshakeMessageError,
-  UtilityCallError,
-  UtilityNotAvailableError,
-  UtilityTimeoutError,
-} from "./classes.js";
 
 export interface SerializedError {
+  /** The error's `name`. */
   __vllmError: string;
   message: string;
   stack: string | undefined;
+  /** `code` and the typed details (VllmEngineCoreError.toData); empty for other errors. */
   data: Record<string, unknown>;
 }
 
-type ErrorClass = abstract new (...args: never[]) => VllmEngineCoreError;
+/** A concrete error class: constructible, with its stable code on the class. */
+export type ErrorClass = (abstract new (...args: never[]) => VllmEngineCoreError) & { readonly code: string };
 
-const registry = new Map<string, ErrorClass>();
+const REGISTRY_KEY = Symbol.for("vllm-engine-core.errors.registry.v1");
+const holder = globalThis as Record<symbol, Map<string, ErrorClass> | undefined>;
+const registry: Map<string, ErrorClass> = holder[REGISTRY_KEY] ?? new Map<string, ErrorClass>();
+holder[REGISTRY_KEY] = registry;
 
-/** Register an error class so deserializeError can rebuild it (the built-in classes are pre-registered). */
-export function registerErrorClass(name: string, cls: ErrorClass): void {
-  registry.set(name, cls);
+/** Makes `cls` rebuildable by deserializeError on this thread; call it in the class's static block. */
+export function registerErrorClass(cls: ErrorClass): void {
+  registry.set(cls.code, cls);
 }
 
-for (const cls of [
-  ProtocolError,
-  HandshakeTimeoutError,
-  UnexpectedHandshakeMessageError,
-  UnexpectedEngineIdentityError,
-  BindError,
-  TransportOutsideRuntimeError,
-  EngineDeadError,
-  RuntimeCrashedError,
-  RuntimeHostUnavailableError,
-  ClientClosedError,
-  DuplicateRequestIdError,
-  InvalidRequestError,
-  InvalidConnectionHandleError,
-  InvalidDataParallelRankError,
-  UtilityCallError,
-  InconsistentUtilityResultsError,
-  UtilityTimeoutError,
-  UtilityNotAvailableError,
-  RequestStreamClosedError,
-  ConnectAbortedError,
-] as const) {
-  registry.set(cls.name, cls);
+/** The class registered for `code` on this thread, if its module is loaded. */
+export function errorClassFor(code: string): ErrorClass | undefined {
+  return registry.get(code);
 }
 
 export function isSerializedError(value: unknown): value is SerializedError {
@@ -84,10 +52,11 @@ export function serializeError(err: unknown): SerializedError {
   return { __vllmError: "Error", message: String(err), stack: undefined, data: {} };
 }
 
-/** Rebuild the error class named in a SerializedError; unknown names become a plain Error. */
+/** Rebuild the error class registered for the serialized `code`; anything else becomes a plain Error. */
 export function deserializeError(obj: SerializedError | unknown): Error {
   if (!isSerializedError(obj)) return new Error(String((obj as { message?: unknown })?.message ?? obj));
-  const cls = registry.get(obj.__vllmError);
+  const code = obj.data?.code;
+  const cls = typeof code === "string" ? registry.get(code) : undefined;
   if (cls === undefined) {
     const err = new Error(obj.message);
     if (obj.__vllmError !== "Error") err.name = obj.__vllmError;
@@ -100,7 +69,6 @@ export function deserializeError(obj: SerializedError | unknown): Error {
   if (obj.stack !== undefined) {
     Object.defineProperty(err, "stack", { value: obj.stack, writable: true, configurable: true });
   }
-  // `data` carries `code` and the structured fields (see VllmEngineCoreError.toData).
   Object.assign(err, { name: obj.__vllmError }, obj.data);
   return err;
 }
