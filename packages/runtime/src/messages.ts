@@ -12,6 +12,7 @@ import {
   Float64,
   MsgpackExt,
   RUNTIME_PROTOCOL_VERSION,
+  type SchedulerStats,
   type SerializedError,
   type UtilityOutput,
 } from "@vllm-engine-core/protocol";
@@ -151,6 +152,8 @@ export type ToHost =
       outputs: EngineCoreOutput[];
       finished: string[] | null;
     }
+  /** An engine's SchedulerStats (packed with packArgs), to every thread of the connection (stats-relay.ts). */
+  | { t: "stats"; c: string; engineIndex: number; stats: SchedulerStats }
   /** These requests failed (engine dead). */
   | { t: "fail"; c: string; requestIds: string[]; error: SerializedError }
   /** Another thread aborted these requests of yours: end them with a final ABORT output. */

@@ -13,6 +13,7 @@ import {
   encodeUtilityCall,
   InvalidDataParallelRankError,
   type ProtocolError,
+  type SchedulerStats,
   type SerializedError,
   serializeError,
   type UtilityOutput,
@@ -31,9 +32,16 @@ import {
 } from "../messages.js";
 import { OutputDiagnostics } from "./diagnostics.js";
 import type { EngineIO, EngineOutputSink } from "./engine-io.js";
+import {
+  leastLoaded,
+  PublishedCountsBalancer,
+  type ReportedLoad,
+  recordReportedLoad,
+} from "./engine-load.js";
 import { OutputFaultJudge } from "./output-faults.js";
 import type { ThreadPeer } from "./peer.js";
 import { type EndedHow, RecentlyEnded } from "./recently-ended.js";
+import { relaySchedulerStats } from "./stats-relay.js";
 
 interface EngineState {
   readonly index: number;
@@ -41,6 +49,8 @@ interface EngineState {
   inflight: number;
   /** EngineDeadError from the transport, or the ProtocolError of an output message that made it dead. */
   dead: EngineDeadError | ProtocolError | undefined;
+  /** Latest SchedulerStats counts (engine-load.ts). */
+  reported?: ReportedLoad | undefined;
 }
 
 interface TrackedRequest {
@@ -84,6 +94,7 @@ export class ConnectionService implements EngineOutputSink {
   private readonly faults = new OutputFaultJudge();
   private readonly ended = new RecentlyEnded();
   private readonly cancelledCalls = new RecentlyEnded<bigint, number>(RECENTLY_CANCELLED_CALLS);
+  private readonly published: PublishedCountsBalancer;
   private health: SerializedError | null = null;
   private adopted = false;
   private closed = false;
@@ -102,6 +113,7 @@ export class ConnectionService implements EngineOutputSink {
     this.clientIndex = config.clientIndex;
     this.engines = io.engines.map((engine) => ({ index: engine.index, inflight: 0, dead: undefined }));
     for (const engine of this.engines) this.byIndex.set(engine.index, engine);
+    this.published = new PublishedCountsBalancer(this.engines.length, this.clientIndex);
     this.info = {
       inputAddress: io.inputAddress,
       outputAddress: io.outputAddress,
@@ -170,7 +182,7 @@ export class ConnectionService implements EngineOutputSink {
     return { engineIndex: engine.index };
   }
 
-  /** Explicit rank → that engine; otherwise the live engine with the fewest in-flight requests. */
+  /** Explicit rank → that engine; otherwise the least loaded live engine (engine-load.ts). */
   private selectEngine(rank: number | null): EngineState {
     if (rank !== null) {
       const engine = this.byIndex.get(rank);
@@ -180,11 +192,9 @@ export class ConnectionService implements EngineOutputSink {
       if (engine.dead !== undefined) throw engine.dead;
       return engine;
     }
-    let best: EngineState | undefined;
-    for (const engine of this.engines) {
-      if (engine.dead !== undefined) continue;
-      if (best === undefined || engine.inflight < best.inflight) best = engine;
-    }
+    const counts = this.io.coordinator?.state().counts;
+    const best =
+      (counts ? this.published.pick(this.engines, counts) : undefined) ?? leastLoaded(this.engines);
     if (best === undefined) {
       throw (
         this.engines[0]?.dead ??
@@ -385,6 +395,7 @@ export class ConnectionService implements EngineOutputSink {
   onOutputs(outputs: EngineCoreOutputs, frames: Buffer[]): void {
     if (this.closed) return;
     if (outputs.utilityOutput !== null) this.resolveUtility(outputs.engineIndex, outputs.utilityOutput);
+    if (outputs.schedulerStats !== null) this.onSchedulerStats(outputs.engineIndex, outputs.schedulerStats);
     const finished = outputs.finishedRequests;
     if (outputs.outputs.length === 0 && finished === null) return;
     // Split the step by owner thread; the registry forgets requests that finished in this step.
@@ -538,6 +549,14 @@ export class ConnectionService implements EngineOutputSink {
       peer.post({ t: "fail", c: this.id, requestIds: ids, error: serialized });
     this.diag.failedByProtocolError({ requests: failed.length });
     if (failed.length > 0) void this.sendAborts(new Map([[engine, failed]])).catch(() => {});
+  }
+
+  /** Routing load and the per-engine stats every thread of the connection sees (issue 12). */
+  private onSchedulerStats(engineIndex: number, stats: SchedulerStats): void {
+    const engine = this.byIndex.get(engineIndex);
+    if (engine === undefined) return;
+    recordReportedLoad(engine, stats);
+    relaySchedulerStats(this.peers, this.id, engineIndex, stats);
   }
 
   private resolveUtility(engineIndex: number, output: UtilityOutput): void {
