@@ -75,6 +75,7 @@ describe("package manifests", () => {
       "packages/cli",
       "packages/client",
       "packages/config",
+      "packages/metrics",
       "packages/protocol",
       "packages/runtime",
       "packages/server",
