@@ -7,4 +7,9 @@ export {
   REQUEST_PARAMS_N_BUCKETS,
   TIME_TO_FIRST_TOKEN_BUCKETS,
 } from "./buckets.js";
-export { type Instrumentation, type InstrumentOptions, instrument } from "./instrument.js";
+export {
+  type Instrumentation,
+  type InstrumentOptions,
+  instrument,
+  type MetricsClient,
+} from "./instrument.js";

@@ -18,6 +18,12 @@ import {
   TIME_TO_FIRST_TOKEN_BUCKETS,
 } from "./buckets.js";
 
+/** What instrument() reads of the client. */
+export type MetricsClient = Pick<
+  EngineCoreClient,
+  "modelName" | "engineIndices" | "maxModelLen" | "readyResponses" | "onSchedulerStats" | "observeOutputs"
+>;
+
 export interface InstrumentOptions {
   /** Where to register (default: a new Registry). */
   registry?: Registry;
@@ -51,7 +57,7 @@ const SLEEP_STATES = ["awake", "weights_offloaded", "discard_all"] as const;
 
 type Labels = Record<string, string>;
 
-export function instrument(client: EngineCoreClient, options: InstrumentOptions = {}): Instrumentation {
+export function instrument(client: MetricsClient, options: InstrumentOptions = {}): Instrumentation {
   const registry = options.registry ?? new Registry();
   const { model_name: modelOverride, ...extra } = options.labels ?? {};
   const modelName = modelOverride ?? client.modelName;
