@@ -550,6 +550,7 @@ export class EngineCoreClient implements AsyncDisposable {
   async shutdown(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
+    this.#observability.close();
     await this.#connection.shutdown();
   }
 
@@ -557,6 +558,7 @@ export class EngineCoreClient implements AsyncDisposable {
   async detach(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
+    this.#observability.close();
     const others = (clientsPerConnection.get(this.#connection) ?? 1) - 1;
     clientsPerConnection.set(this.#connection, others);
     if (others === 0) {

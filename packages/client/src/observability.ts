@@ -13,8 +13,10 @@ export class ClientObservability {
   /** undefined without observers, so that streams skip building records. */
   #fanOut: OutputObserver | undefined;
 
+  readonly close: () => void;
+
   constructor(connection: RuntimeConnection) {
-    connection.onSchedulerStats((engineIndex, stats) => {
+    this.close = connection.onSchedulerStats((engineIndex, stats) => {
       this.#latest.set(engineIndex, stats);
       for (const listener of [...this.#statsListeners]) {
         try {

@@ -54,17 +54,20 @@ export interface RequestTimings {
   readonly finishedBy: "engine" | "client" | null;
 }
 
-/** What one output contributed to its engine's iteration (IterationStats), for stat loggers. */
+/**
+ * What one output contributed to its engine's iteration (IterationStats), for stat loggers. The object is
+ * reused for the request's next output: read it during the call, do not keep it.
+ */
 export interface OutputRecord {
   readonly engineIndex: number;
   /** EngineCoreOutputs.timestamp of the batch. */
   readonly batchTimestamp: number;
   readonly newTokens: number;
-  /** Set on the request's first output. */
-  readonly timeToFirstToken: number | null;
+  /** Seconds, on the request's first output; NaN on later ones (a number either way: no boxing per output). */
+  readonly timeToFirstToken: number;
   readonly prefillStats: PrefillStats | null;
-  /** Set on later outputs. */
-  readonly interTokenLatency: number | null;
+  /** Seconds, on later outputs; NaN on the first. */
+  readonly interTokenLatency: number;
   readonly preemptions: number;
   /** Set when this output finished the request on the engine. */
   readonly finished: RequestTimings | null;
@@ -72,9 +75,30 @@ export interface OutputRecord {
 
 export type OutputObserver = (record: OutputRecord) => void;
 
+type Mutable<T> = { -readonly [K in keyof T]: T[K] };
+
 /** Wall clock with sub-millisecond resolution (Date.now() has 1 ms), seconds. */
 export function wallSeconds(): number {
   return (performance.timeOrigin + performance.now()) / 1000;
+}
+
+let iterationNow = 0;
+let iterationNowValid = false;
+const endIteration = () => {
+  iterationNowValid = false;
+};
+
+/**
+ * The clock read once per delivery (the outputs of one engine message reach their streams in one synchronous
+ * run): IterationStats.iteration_timestamp, one time.time() per EngineCoreOutputs in vLLM.
+ */
+function iterationSeconds(): number {
+  if (!iterationNowValid) {
+    iterationNow = wallSeconds();
+    iterationNowValid = true;
+    queueMicrotask(endIteration);
+  }
+  return iterationNow;
 }
 
 export class RequestTimingsRecorder {
@@ -97,6 +121,7 @@ export class RequestTimingsRecorder {
   #prefilling = true;
   #end: { reason: FinishReasonName | null; by: "engine" | "client"; at: number } | undefined;
   #snapshot: RequestTimings | undefined;
+  #record: Mutable<OutputRecord> | undefined;
 
   constructor(requestId: string, arrivalTime: number, numPromptTokens: number, maxTokens: number | null) {
     this.#requestId = requestId;
@@ -107,7 +132,7 @@ export class RequestTimingsRecorder {
 
   /** One output of the engine, in order; `observer` (stat loggers) gets its iteration contribution. */
   observe(output: EngineCoreOutput, batchTimestamp: number, observer: OutputObserver | undefined): void {
-    const now = wallSeconds();
+    const now = iterationSeconds();
     this.#snapshot = undefined;
     const prefilling = this.#prefilling;
     const events = output.events;
@@ -125,8 +150,8 @@ export class RequestTimingsRecorder {
     const stamp = this.#clock === "engine" ? batchTimestamp : now;
     const newTokens = output.newTokenIds.length;
     this.#numGenerationTokens += newTokens;
-    let ttft: number | null = null;
-    let itl: number | null = null;
+    let ttft = Number.NaN;
+    let itl = Number.NaN;
     let prefillStats: PrefillStats | null = null;
     if (prefilling) {
       ttft = now - this.#arrivalTime;
@@ -150,16 +175,26 @@ export class RequestTimingsRecorder {
       finished = this.snapshot();
     }
     if (observer === undefined) return;
-    observer({
-      engineIndex: this.engineIndex,
-      batchTimestamp,
-      newTokens,
-      timeToFirstToken: ttft,
-      prefillStats,
-      interTokenLatency: itl,
-      preemptions,
-      finished,
+    // One record per request, refilled per output: no allocation per output on the hot path.
+    const record = (this.#record ??= {
+      engineIndex: 0,
+      batchTimestamp: 0.5,
+      newTokens: 0,
+      timeToFirstToken: 0.5,
+      prefillStats: null,
+      interTokenLatency: 0.5,
+      preemptions: 0,
+      finished: null,
     });
+    record.engineIndex = this.engineIndex;
+    record.batchTimestamp = batchTimestamp;
+    record.newTokens = newTokens;
+    record.timeToFirstToken = ttft;
+    record.prefillStats = prefillStats;
+    record.interTokenLatency = itl;
+    record.preemptions = preemptions;
+    record.finished = finished;
+    observer(record);
   }
 
   /** The request ended here: aborted by this client (`reason` "abort") or failed (null). */

@@ -17,6 +17,7 @@ import {
   REQUEST_PARAMS_N_BUCKETS,
   TIME_TO_FIRST_TOKEN_BUCKETS,
 } from "./buckets.js";
+import { CounterSeries, HistogramSeries } from "./fast-series.js";
 
 /** What instrument() reads of the client. */
 export type MetricsClient = Pick<
@@ -252,73 +253,44 @@ export function instrument(client: MetricsClient, options: InstrumentOptions = {
       waitingCapacity: waitingByReason.labels(labelsOf(engine, { reason: WAITING_REASONS[0] })),
       waitingDeferred: waitingByReason.labels(labelsOf(engine, { reason: WAITING_REASONS[1] })),
       kvCacheUsage: kvCacheUsage.labels(l),
-      prefixQueries: prefixQueries.labels(l),
-      prefixHits: prefixHits.labels(l),
-      externalQueries: externalQueries.labels(l),
-      externalHits: externalHits.labels(l),
-      preemptions: preemptions.labels(l),
-      promptTokens: promptTokens.labels(l),
-      promptBySource: PROMPT_SOURCES.map((source) => promptBySource.labels(labelsOf(engine, { source }))),
-      promptCached: promptCached.labels(l),
-      generationTokens: generationTokens.labels(l),
+      prefixQueries: new CounterSeries(prefixQueries, l),
+      prefixHits: new CounterSeries(prefixHits, l),
+      externalQueries: new CounterSeries(externalQueries, l),
+      externalHits: new CounterSeries(externalHits, l),
+      preemptions: new CounterSeries(preemptions, l),
+      promptTokens: new CounterSeries(promptTokens, l),
+      promptBySource: PROMPT_SOURCES.map(
+        (source) => new CounterSeries(promptBySource, labelsOf(engine, { source })),
+      ),
+      promptCached: new CounterSeries(promptCached, l),
+      generationTokens: new CounterSeries(generationTokens, l),
       success: new Map(
         FINISH_REASONS.map((reason) => [
           reason,
-          success.labels(labelsOf(engine, { finished_reason: reason })),
+          new CounterSeries(success, labelsOf(engine, { finished_reason: reason })),
         ]),
       ),
-      reqPromptTokens: reqPromptTokens.labels(l),
-      reqGenerationTokens: reqGenerationTokens.labels(l),
-      iterationTokens: iterationTokens.labels(l),
-      maxGenerationTokens: maxGenerationTokens.labels(l),
-      paramsN: paramsN.labels(l),
-      paramsMaxTokens: paramsMaxTokens.labels(l),
-      ttft: ttft.labels(l),
-      itl: itl.labels(l),
-      tpot: tpot.labels(l),
-      e2e: e2e.labels(l),
-      queueTime: queueTime.labels(l),
-      inferenceTime: inferenceTime.labels(l),
-      prefillTime: prefillTime.labels(l),
-      decodeTime: decodeTime.labels(l),
-      prefillKvComputed: prefillKvComputed.labels(l),
+      reqPromptTokens: new HistogramSeries(reqPromptTokens, l),
+      reqGenerationTokens: new HistogramSeries(reqGenerationTokens, l),
+      iterationTokens: new HistogramSeries(iterationTokens, l),
+      maxGenerationTokens: new HistogramSeries(maxGenerationTokens, l),
+      paramsN: new HistogramSeries(paramsN, l),
+      paramsMaxTokens: new HistogramSeries(paramsMaxTokens, l),
+      ttft: new HistogramSeries(ttft, l),
+      itl: new HistogramSeries(itl, l),
+      tpot: new HistogramSeries(tpot, l),
+      e2e: new HistogramSeries(e2e, l),
+      queueTime: new HistogramSeries(queueTime, l),
+      inferenceTime: new HistogramSeries(inferenceTime, l),
+      prefillTime: new HistogramSeries(prefillTime, l),
+      decodeTime: new HistogramSeries(decodeTime, l),
+      prefillKvComputed: new HistogramSeries(prefillKvComputed, l),
     };
     for (const g of [series.running, series.waiting, series.waitingCapacity, series.waitingDeferred])
       g.set(0);
     series.kvCacheUsage.set(0);
-    for (const c of [
-      series.prefixQueries,
-      series.prefixHits,
-      series.externalQueries,
-      series.externalHits,
-      series.preemptions,
-      series.promptTokens,
-      series.promptCached,
-      series.generationTokens,
-      ...series.promptBySource,
-      ...series.success.values(),
-    ])
-      c.inc(0);
     mmQueries.labels(l).inc(0);
     mmHits.labels(l).inc(0);
-    for (const h of [
-      reqPromptTokens,
-      reqGenerationTokens,
-      iterationTokens,
-      maxGenerationTokens,
-      paramsN,
-      paramsMaxTokens,
-      ttft,
-      itl,
-      tpot,
-      e2e,
-      queueTime,
-      inferenceTime,
-      prefillTime,
-      decodeTime,
-      prefillKvComputed,
-    ])
-      h.zero(l);
     perEngine.set(engine, series);
   }
 
@@ -366,12 +338,13 @@ export function instrument(client: MetricsClient, options: InstrumentOptions = {
   // vLLM records once per EngineCoreOutputs batch; the outputs of one batch reach the streams in one
   // synchronous delivery, so a batch is the run of records with the same engine and batch timestamp,
   // closed at the next microtask.
-  const pending = new Map<number, { timestamp: number; computed: number; generated: number }>();
+  const pending = new Map<number, PendingBatch>();
   let flushQueued = false;
   const flushEngine = (engineIndex: number) => {
     const batch = pending.get(engineIndex);
     if (batch === undefined) return;
     pending.delete(engineIndex);
+    batch.flushed = true;
     const s = perEngine.get(engineIndex)!;
     s.generationTokens.inc(batch.generated);
     s.iterationTokens.observe(batch.computed + batch.generated);
@@ -380,25 +353,40 @@ export function instrument(client: MetricsClient, options: InstrumentOptions = {
     flushQueued = false;
     for (const engineIndex of [...pending.keys()]) flushEngine(engineIndex);
   };
+  let last: { engineIndex: number; series: EngineSeries; batch: PendingBatch } | undefined;
   const onOutput = (record: OutputRecord) => {
-    const s = perEngine.get(record.engineIndex);
-    if (s === undefined) return;
-    let batch = pending.get(record.engineIndex);
-    if (batch !== undefined && batch.timestamp !== record.batchTimestamp) {
-      flushEngine(record.engineIndex);
-      batch = undefined;
+    let batch: PendingBatch | undefined;
+    let s: EngineSeries | undefined;
+    // Consecutive outputs of one batch: the same engine and timestamp as the previous record.
+    if (
+      last !== undefined &&
+      last.engineIndex === record.engineIndex &&
+      last.batch.timestamp === record.batchTimestamp &&
+      !last.batch.flushed
+    ) {
+      batch = last.batch;
+      s = last.series;
+    } else {
+      s = perEngine.get(record.engineIndex);
+      if (s === undefined) return;
+      batch = pending.get(record.engineIndex);
+      if (batch !== undefined && batch.timestamp !== record.batchTimestamp) {
+        flushEngine(record.engineIndex);
+        batch = undefined;
+      }
     }
     if (batch === undefined) {
-      batch = { timestamp: record.batchTimestamp, computed: 0, generated: 0 };
+      batch = { flushed: false, timestamp: record.batchTimestamp, computed: 0, generated: 0 };
       pending.set(record.engineIndex, batch);
       if (!flushQueued) {
         flushQueued = true;
         queueMicrotask(flushAll);
       }
     }
+    if (last?.batch !== batch) last = { engineIndex: record.engineIndex, series: s, batch };
     batch.generated += record.newTokens;
     if (record.preemptions > 0) s.preemptions.inc(record.preemptions);
-    if (record.timeToFirstToken !== null) {
+    if (!Number.isNaN(record.timeToFirstToken)) {
       s.ttft.observe(record.timeToFirstToken);
       const prefill = record.prefillStats;
       if (prefill !== null) {
@@ -410,7 +398,7 @@ export function instrument(client: MetricsClient, options: InstrumentOptions = {
         s.promptBySource[2]!.inc(prefill.numExternalCachedTokens);
         s.promptCached.inc(prefill.numCachedTokens);
       }
-    } else if (record.interTokenLatency !== null) {
+    } else if (!Number.isNaN(record.interTokenLatency)) {
       s.itl.observe(record.interTokenLatency);
     }
     const finished = record.finished;
@@ -446,9 +434,16 @@ export function instrument(client: MetricsClient, options: InstrumentOptions = {
   };
 }
 
-type CounterChild = ReturnType<Counter["labels"]>;
+interface PendingBatch {
+  flushed: boolean;
+  timestamp: number;
+  computed: number;
+  generated: number;
+}
+
+type CounterChild = CounterSeries;
 type GaugeChild = ReturnType<Gauge["labels"]>;
-type HistogramChild = ReturnType<Histogram["labels"]>;
+type HistogramChild = HistogramSeries;
 
 interface EngineSeries {
   running: GaugeChild;
