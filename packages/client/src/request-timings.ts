@@ -176,16 +176,20 @@ export class RequestTimingsRecorder {
     }
     if (observer === undefined) return;
     // One record per request, refilled per output: no allocation per output on the hot path.
-    const record = (this.#record ??= {
-      engineIndex: 0,
-      batchTimestamp: 0.5,
-      newTokens: 0,
-      timeToFirstToken: 0.5,
-      prefillStats: null,
-      interTokenLatency: 0.5,
-      preemptions: 0,
-      finished: null,
-    });
+    let record = this.#record;
+    if (record === undefined) {
+      record = {
+        engineIndex: 0,
+        batchTimestamp: 0.5,
+        newTokens: 0,
+        timeToFirstToken: 0.5,
+        prefillStats: null,
+        interTokenLatency: 0.5,
+        preemptions: 0,
+        finished: null,
+      };
+      this.#record = record;
+    }
     record.engineIndex = this.engineIndex;
     record.batchTimestamp = batchTimestamp;
     record.newTokens = newTokens;
