@@ -7,6 +7,7 @@ import type {
   EngineCoreOutput,
   EngineCoreReadyResponse,
   LoRARequestInit,
+  SchedulerStats,
   VllmVersion,
 } from "@vllm-engine-core/protocol";
 import {
@@ -25,8 +26,10 @@ import {
   requestVersions,
 } from "./engine-versions.js";
 import { InconsistentUtilityResultsError, InvalidRequestError, UtilityCallError } from "./errors.js";
+import { ClientObservability, type SchedulerStatsListener } from "./observability.js";
 import { EngineCoreOutputStream, type StreamController } from "./output-stream.js";
 import { buildRequest, type CallRequest } from "./request.js";
+import type { OutputObserver } from "./request-timings.js";
 import { arg, checkCallOptions, type PauseMode, type UtilityCallOptions } from "./utility-args.js";
 
 export type { PauseMode, UtilityCallOptions };
@@ -46,9 +49,11 @@ export class EngineCoreClient implements AsyncDisposable {
   readonly #modelName: string;
   #closed = false;
   #versions: { engines: EngineVersions[]; request: VllmVersion[] } | undefined;
+  readonly #observability: ClientObservability; // issue 12
 
   private constructor(connection: RuntimeConnection, clientIndex: number, modelName: string) {
     this.#connection = connection;
+    this.#observability = new ClientObservability(connection);
     clientsPerConnection.set(connection, (clientsPerConnection.get(connection) ?? 0) + 1);
     this.#clientIndex = clientIndex;
     this.#modelName = modelName;
@@ -157,6 +162,22 @@ export class EngineCoreClient implements AsyncDisposable {
   onHealthChange(listener: (error: Error) => void): () => void {
     return this.#connection.onHealthChange(listener);
   }
+  /** The latest SchedulerStats `engineIndex` sent (engines send them only when they log stats), or undefined. */
+  schedulerStats(engineIndex: number): SchedulerStats | undefined {
+    return this.#observability.schedulerStats(engineIndex);
+  }
+  /** Called with every engine's SchedulerStats (alone or riding on an output batch). Returns an unsubscribe function. */
+  onSchedulerStats(listener: SchedulerStatsListener): () => void {
+    return this.#observability.onSchedulerStats(listener);
+  }
+  /**
+   * For stat loggers (@vllm-engine-core/metrics): called with what each output of this client's streams
+   * contributed to its engine's iteration (tokens, TTFT / inter-token latency, prefill stats, the finished
+   * request's timings). Returns an unsubscribe function.
+   */
+  observeOutputs(observer: OutputObserver): () => void {
+    return this.#observability.observeOutputs(observer);
+  }
   /**
    * Counters of engine output the runtime did not deliver: undecodable messages (with the latest
    * `ProtocolError`, and the streams, utility calls and engines they failed), outputs for ids that are not
@@ -212,11 +233,20 @@ export class EngineCoreClient implements AsyncDisposable {
         });
       },
     };
-    const stream = new EngineCoreOutputStream(requestId, -1, controller, () => {
-      if (onAbort) signal?.removeEventListener("abort", onAbort);
-    });
+    const recorder = this.#observability.recorderFor(wire);
+    const timings = { recorder, observer: this.#observability.observer };
+    const stream = new EngineCoreOutputStream(
+      requestId,
+      -1,
+      controller,
+      () => {
+        if (onAbort) signal?.removeEventListener("abort", onAbort);
+      },
+      timings,
+    );
     const sink: RequestSink = {
       outputs: (batch: EngineCoreOutput[], meta) => {
+        recorder.engineIndex = meta.engineIndex;
         for (const output of batch) stream.push(output, meta.timestamp);
       },
       fail: (error: Error) => stream.fail(error),
@@ -503,6 +533,7 @@ export class EngineCoreClient implements AsyncDisposable {
   async shutdown(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
+    this.#observability.close();
     await this.#connection.shutdown();
   }
 
@@ -510,6 +541,7 @@ export class EngineCoreClient implements AsyncDisposable {
   async detach(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
+    this.#observability.close();
     const others = (clientsPerConnection.get(this.#connection) ?? 1) - 1;
     clientsPerConnection.set(this.#connection, others);
     if (others === 0) {

@@ -25,14 +25,20 @@ export {
   finishReasonName,
   type LoRARequest,
   type LoRARequestInit,
+  type PrefillStats,
+  type PrefixCacheStats,
   type SamplingParams,
   type SamplingParamsInit,
+  type SchedulerStats,
+  type SpecDecodingStats,
 } from "@vllm-engine-core/protocol";
 export type { ConnectionDiagnostics } from "@vllm-engine-core/runtime";
 export { type ClientHandle, EngineCoreClient, type PauseMode, type UtilityCallOptions } from "./client.js";
 export * from "./errors.js";
+export type { SchedulerStatsListener } from "./observability.js";
 export { EngineCoreOutputStream } from "./output-stream.js";
 export type { CallRequest } from "./request.js";
+export type { OutputObserver, OutputRecord, RequestTimings } from "./request-timings.js";
 export {
   PIN_VERSION,
   REQUEST_RULES,

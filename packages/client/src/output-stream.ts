@@ -4,7 +4,9 @@
 // per engine step: consecutive plain token deltas that nobody has read yet are merged into the
 // newest unread one (the engine's outputs are deltas, so merging keeps their meaning).
 import type { EngineCoreOutput } from "@vllm-engine-core/protocol";
+import { isLocalAbort } from "@vllm-engine-core/runtime";
 import { ConcurrentReadError } from "./errors.js";
+import type { OutputObserver, RequestTimings, RequestTimingsRecorder } from "./request-timings.js";
 
 export interface StreamController {
   /** Called once when the consumer leaves before the final output: abort on the engine. */
@@ -50,11 +52,31 @@ export class EngineCoreOutputStream implements AsyncIterableIterator<EngineCoreO
   readonly #controller: StreamController;
   readonly #onSettled: () => void;
 
-  constructor(requestId: string, engineIndex: number, controller: StreamController, onSettled: () => void) {
+  readonly #timings: RequestTimingsRecorder | undefined;
+  readonly #observer: (() => OutputObserver | undefined) | undefined;
+
+  constructor(
+    requestId: string,
+    engineIndex: number,
+    controller: StreamController,
+    onSettled: () => void,
+    timings?: { recorder: RequestTimingsRecorder; observer: () => OutputObserver | undefined },
+  ) {
     this.requestId = requestId;
     this.engineIndex = engineIndex;
     this.#controller = controller;
     this.#onSettled = onSettled;
+    this.#timings = timings?.recorder;
+    this.#observer = timings?.observer;
+  }
+
+  /**
+   * The request's timings as vLLM's frontend derives them (TTFT, inter-token latencies, queue, prefill,
+   * decode, inference and end-to-end times, token counts, finish reason; see RequestTimings). Final once
+   * the stream ended; undefined for a stream not made by EngineCoreClient.call.
+   */
+  get timings(): RequestTimings | undefined {
+    return this.#timings?.snapshot();
   }
 
   /** True once the final output (or a failure) was received; nothing more will arrive. */
@@ -65,6 +87,12 @@ export class EngineCoreOutputStream implements AsyncIterableIterator<EngineCoreO
   /** @internal Delivers one engine step's output for this request. */
   push(output: EngineCoreOutput, timestamp: number): void {
     if (this.#finished || this.#closed || this.#hasError) return;
+    const timings = this.#timings;
+    if (timings !== undefined) {
+      timings.engineIndex = this.engineIndex;
+      if (isLocalAbort(output)) timings.endLocally("abort");
+      else timings.observe(output, timestamp, this.#observer!());
+    }
     const final = output.finishReason != null;
     if (final) {
       this.#finished = true;
@@ -93,6 +121,7 @@ export class EngineCoreOutputStream implements AsyncIterableIterator<EngineCoreO
   /** @internal Ends the stream with an error after the outputs already queued. */
   fail(error: unknown): void {
     if (this.#finished || this.#hasError || this.#closed) return;
+    this.#timings?.endLocally(null);
     this.#hasError = true;
     this.#error = error;
     this.#onSettled();
@@ -156,6 +185,7 @@ export class EngineCoreOutputStream implements AsyncIterableIterator<EngineCoreO
     this.#stamps = [];
     this.#head = 0;
     if (!wasSettled) {
+      this.#timings?.endLocally("abort");
       this.#finished = true;
       this.#onSettled();
       this.#controller.abandon(this.requestId, reason);

@@ -48,6 +48,7 @@ export {
 } from "./messages/output.js";
 export { type OutputRoute, readOutputRoute } from "./messages/route.js";
 export { DEFAULT_AUX_THRESHOLD, type EncodeOptions } from "./messages/run.js";
+export { readSchedulerStats } from "./messages/scheduler-stats.js";
 export { decodeValue, encodeValue, loraRequestValue } from "./messages/value.js";
 export { Float64, MsgpackExt } from "./msgpack/values.js";
 export { PINNED_VLLM_COMMIT, VLLM_REVISION } from "./revision.js";

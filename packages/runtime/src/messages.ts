@@ -13,6 +13,7 @@ import {
   Float64,
   MsgpackExt,
   RUNTIME_PROTOCOL_VERSION,
+  type SchedulerStats,
   type UtilityOutput,
 } from "@vllm-engine-core/protocol";
 import type { ConnectionDiagnostics } from "./types.js";
@@ -167,6 +168,8 @@ export type ToHost =
    * engines of the socket it came on) only serve to report it back if it cannot be decoded.
    */
   | { t: "frames"; c: string; seq: number; senders: readonly number[]; frames: Uint8Array[] }
+  /** An engine's SchedulerStats (packed with packArgs), to every thread of the connection (stats-relay.ts). */
+  | { t: "stats"; c: string; engineIndex: number; stats: SchedulerStats }
   /** These requests failed (engine dead). */
   | { t: "fail"; c: string; requestIds: string[]; error: SerializedError }
   /** Another thread aborted these requests of yours: end them with a final ABORT output. */

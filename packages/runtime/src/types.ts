@@ -4,6 +4,7 @@ import type {
   EngineCoreReadyResponse,
   EngineCoreRequest,
   ProtocolError,
+  SchedulerStats,
   UtilityOutput,
 } from "@vllm-engine-core/protocol";
 
@@ -124,6 +125,11 @@ export interface RuntimeConnection {
   readonly healthError: Error | undefined;
   /** Called once, with the first health error; returns the unsubscribe function. */
   onHealthChange(listener: (error: Error) => void): () => void;
+  /**
+   * Called with every engine's SchedulerStats (engines that log stats send them once per step, on their
+   * output batches or alone); returns the unsubscribe function.
+   */
+  onSchedulerStats(listener: (engineIndex: number, stats: SchedulerStats) => void): () => void;
   /** This thread stops using the connection; its live requests are aborted. Other threads keep it. */
   detach(): Promise<void>;
   /** Closes the connection for every thread: sockets closed, every live request fails with ClientClosedError. */

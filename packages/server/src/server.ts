@@ -7,6 +7,7 @@ import { chatCompletions } from "./chat.js";
 import { completions } from "./completions.js";
 import type { EngineClient, ServerContext } from "./context.js";
 import { OpenAIApiError, toApiError } from "./errors.js";
+import { metricsRoute } from "./metrics.js";
 import type { SseStats } from "./sse.js";
 import { tokenizeRoutes } from "./tokenize.js";
 
@@ -100,6 +101,7 @@ export function createServer(options: ServerOptions): FastifyInstance {
   app.get("/version", async () => ({ version: VERSION, vllm_version: ctx.client.vllmVersion ?? null }));
 
   tokenizeRoutes(app, ctx);
+  metricsRoute(app, options.client, ctx.servedModelName); // issue 12
   app.decorate("sseStats", ctx.sseStats);
   return app;
 }

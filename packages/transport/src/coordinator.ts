@@ -205,7 +205,11 @@ export class ExternalCoordinator extends WaveState implements CoordinatorRuntime
       }
       if (frames.length !== 1) throw new Error(`coordinator publish has ${frames.length} frames, expected 1`);
       const publish = decodeCoordinatorPublish(frames[0]!);
-      this.current = { currentWave: publish.wave, enginesRunning: publish.enginesRunning };
+      this.current = {
+        currentWave: publish.wave,
+        enginesRunning: publish.enginesRunning,
+        counts: publish.counts ?? this.current.counts ?? null,
+      };
     }
   }
 }

@@ -1,4 +1,9 @@
-import type { EngineCoreReadyResponse, OutputRoute, ProtocolError } from "@vllm-engine-core/protocol";
+import type {
+  EngineCoreReadyResponse,
+  EngineLoadCounts,
+  OutputRoute,
+  ProtocolError,
+} from "@vllm-engine-core/protocol";
 
 export interface ConnectedEngine {
   /** Engine index (data-parallel rank) decoded from the identity. */
@@ -43,6 +48,11 @@ export interface OutputSink {
 export interface CoordinatorState {
   currentWave: number;
   enginesRunning: boolean;
+  /**
+   * The latest per-engine `[waiting, running(, kv_cache_usage)]` an external coordinator published (by DP
+   * rank; a publish without counts keeps the previous ones, as DPAsyncMPClient does); null before any.
+   */
+  counts?: readonly EngineLoadCounts[] | null;
 }
 
 /** Frontend side of the DP coordinator (present only when a coordinator was configured). */

@@ -239,6 +239,8 @@ describe("external coordinator", () => {
       .toEqual({
         currentWave: 4,
         enginesRunning: false,
+        // The published per-engine [waiting, running, kv_cache_usage], for DP engine choice (issue 12).
+        counts: [[0, 0, 0]],
       });
 
     await w.request({ op: "coordinator-notify", engineIndex: 0 });
@@ -251,6 +253,8 @@ describe("external coordinator", () => {
       .toEqual({
         currentWave: 5,
         enginesRunning: false,
+        // A publish without counts keeps the last ones (DPAsyncMPClient only replaces lb_engines on counts).
+        counts: [[0, 0, 0]],
       });
     await w.request({ op: "coordinator-notify", engineIndex: 0 });
     const [second] = await within(coordinator.receive(), 5000, "second wake-up");

@@ -21,6 +21,8 @@ export type ConsumerRun =
       warmupMs: number;
       measureMs: number;
       creditFile?: string;
+      /** Instrument the consuming client with @vllm-engine-core/metrics first (and scrape it once at the end). */
+      metrics?: boolean;
     }
   | { kind: "latency"; streams: number; maxTokens: number; warmupMs: number; measureMs: number }
   /** Reports memory, opens the streams, reads them all, reports memory once every stream flowed for `settleMs`. */

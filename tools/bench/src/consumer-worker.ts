@@ -4,6 +4,7 @@ import { performance } from "node:perf_hooks";
 import { setTimeout as sleep } from "node:timers/promises";
 import { parentPort } from "node:worker_threads";
 import { EngineCoreClient, type EngineCoreOutputStream } from "@vllm-engine-core/client";
+import { instrument } from "@vllm-engine-core/metrics";
 import {
   callRequest,
   createThreadMarker,
@@ -110,6 +111,7 @@ async function windowed(run: Extract<ConsumerRun, { kind: "throughput" | "latenc
       if (run.kind === "latency") delays.add(wallNowMs() - stream.lastTimestamp * 1000);
     }
   };
+  const metrics = run.kind === "throughput" && run.metrics ? instrument(client!) : undefined;
   const streams = await openStreams(ids, run.maxTokens);
   const loops = streams.map(consume);
   await closed;
@@ -117,6 +119,10 @@ async function windowed(run: Extract<ConsumerRun, { kind: "throughput" | "latenc
   await client!.abort(ids);
   await Promise.all(loops);
   credit?.close();
+  if (metrics !== undefined) {
+    await metrics.registry.metrics(); // one scrape: what a Prometheus server would do
+    metrics.close();
+  }
   if (run.kind === "throughput") {
     post({ type: "throughput", outcome: { tokens, outputs, merged, windowMs: window.durationMs } });
   } else {

@@ -191,7 +191,7 @@ if (sections.has("throughput")) {
       if (engine === "replay" && recorded === undefined) continue;
       const best = new Map<string, ThroughputResult & { engine: EngineKind }>();
       for (let round = 1; round <= THROUGHPUT_ROUNDS; round++) {
-        for (const runner of ["ceiling", "product", "python"] as const) {
+        for (const runner of ["ceiling", "product", "product-metrics", "python"] as const) {
           log(
             `throughput: ${runner}, ${streams} streams, ${engine} engine (round ${round}/${THROUGHPUT_ROUNDS})`,
           );

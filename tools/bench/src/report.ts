@@ -129,6 +129,19 @@ export function computeGoals(doc: Omit<BenchDocument, "goals" | "profile">): Goa
         ),
       );
     }
+    for (const streams of [256, 1024]) {
+      const plain = rate(doc, engine, "product", streams);
+      const instrumented = rate(doc, engine, "product-metrics", streams);
+      rows.push(
+        goal(
+          `product with metrics instrumented vs plain product, ${streams}-output batches (${label})`,
+          "≥ 0.9×",
+          `${fmtRate(instrumented)} vs ${fmtRate(plain)} = ${x(instrumented / plain)}`,
+          instrumented / plain / 0.9,
+          "@vllm-engine-core/metrics on the consuming client, same run",
+        ),
+      );
+    }
     const product = rate(doc, engine, "product", 1024);
     const python = rate(doc, engine, "python", 1024);
     const skipped = doc.throughput.find(
@@ -274,6 +287,7 @@ export function renderMarkdown(doc: BenchDocument): string {
     "Every stream runs with a huge `max_tokens`; the engine steps as fast as it can (step 0 ms), so each",
     "message carries one output per stream. *product*: `EngineCoreClient.connect()` on the main thread",
     "(sockets on the runtime thread), streams consumed on a third thread via `EngineCoreClient.attach()`.",
+    "*product-metrics*: the product with metrics instrumented (`@vllm-engine-core/metrics` on the consuming client).",
     "*ceiling*: one thread does ZeroMQ PULL receive + decode + dispatch into per-request queues + consume,",
     "no thread hop. *python*: section 4. Two engines: the **mock engine** (the real thing, costs a core at",
     "full load, so on a small machine it caps everyone), and the **replay engine** (tools/bench: the same",

@@ -7,6 +7,7 @@ import { ceilingThroughput, directLatency } from "./scenarios/direct.js";
 import { recordLoad } from "./scenarios/load-engine.js";
 import {
   productLatency,
+  productMetricsThroughput,
   productOpenStreams,
   productSlowReader,
   productThroughput,
@@ -17,6 +18,7 @@ import { serverBench } from "./scenarios/server.js";
 // biome-ignore lint/suspicious/noExplicitAny: configs are checked by each scenario's own parameter type
 const SCENARIOS: Record<string, (config: any) => Promise<unknown>> = {
   "throughput-product": productThroughput,
+  "throughput-product-metrics": productMetricsThroughput,
   "throughput-ceiling": ceilingThroughput,
   "throughput-python": pythonThroughput,
   "latency-product": productLatency,

@@ -19,7 +19,8 @@ export interface CpuReport {
   threads: ThreadCpu[];
 }
 
-export type Runner = "product" | "ceiling" | "python";
+/** "product-metrics": the product with @vllm-engine-core/metrics instrumented on the consuming client. */
+export type Runner = "product" | "product-metrics" | "ceiling" | "python";
 
 export interface ThroughputResult {
   runner: Runner;

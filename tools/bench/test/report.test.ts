@@ -50,9 +50,11 @@ function doc(): Omit<BenchDocument, "goals" | "profile"> {
     throughput: [
       tp("replay", "ceiling", 256, 1_000_000),
       tp("replay", "product", 256, 900_000),
+      tp("replay", "product-metrics", 256, 850_000),
       tp("replay", "python", 256, 300_000),
       tp("replay", "ceiling", 1024, 2_000_000),
       tp("replay", "product", 1024, 1_500_000),
+      tp("replay", "product-metrics", 1024, 1_200_000),
       tp("replay", "python", 1024, 400_000),
       tp("mock", "ceiling", 256, 600_000),
       tp("mock", "product", 256, 600_000),
@@ -141,6 +143,19 @@ describe("computeGoals", () => {
     const python = goals.find((g) => g.goal.includes("Python") && g.goal.includes("replay"))!;
     expect(python.measured).toContain("3.75×");
     expect(python.met).toBe(true);
+  });
+
+  it("judges the product with metrics instrumented against 0.9× the plain product, same run", () => {
+    const at = (streams: number) =>
+      goals.find(
+        (g) =>
+          g.goal.includes(`metrics instrumented vs plain product, ${streams}`) && g.goal.includes("replay"),
+      )!;
+    expect(at(256)).toMatchObject({ met: true }); // 0.94 ≥ 0.9
+    expect(at(256).measured).toContain("0.94×");
+    expect(at(1024)).toMatchObject({ met: false }); // 0.8 < 0.9
+    const mock = goals.find((g) => g.goal.includes("metrics instrumented") && g.goal.includes("mock"))!;
+    expect(mock).toMatchObject({ met: null, ratio: null }); // not measured in this document
   });
 
   it("reports a skipped baseline as not measured, with the reason", () => {

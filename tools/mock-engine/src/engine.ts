@@ -101,6 +101,8 @@ export class MockEngineCore implements UtilityHost {
   #stopping = false;
   #wake: (() => void) | undefined;
   #idleWaiters: (() => void)[] = [];
+  /** Other frontends' load (--extra-waiting): reported as waiting while active; one last report once it clears. */
+  #extraLoad: { active: boolean; reportDue: boolean } = { active: false, reportDue: false };
   #loop: Promise<void> | undefined;
   /** Cancels the step delay and a stall when the engine stops. */
   readonly #cancel = new AbortController();
@@ -122,6 +124,7 @@ export class MockEngineCore implements UtilityHost {
       maxNumSeqs: this.config.maxNumSeqs,
       tokensPerStep: options.tokensPerStep,
       echoPrompt: options.echoPrompt,
+      logStats: options.logStats,
     });
   }
 
@@ -445,8 +448,11 @@ export class MockEngineCore implements UtilityHost {
 
   async #runLoop(): Promise<void> {
     const { stepMs } = this.#options;
+    this.#startExtraLoad();
     while (!this.#stopping && !this.#ended) {
-      if (!this.#scheduler.hasWork()) {
+      // An engine serving other frontends' requests keeps stepping (EngineCore.step has requests).
+      const busyElsewhere = this.#extraLoad.active || this.#extraLoad.reportDue;
+      if (!this.#scheduler.hasWork() && !busyElsewhere) {
         for (const resolve of this.#idleWaiters.splice(0)) resolve();
         await new Promise<void>((resolve) => {
           this.#wake = resolve;
@@ -456,6 +462,7 @@ export class MockEngineCore implements UtilityHost {
       const scheduled = this.#scheduler.schedule();
       // The "forward pass": aborts arriving meanwhile remove requests before their tokens are emitted.
       if (stepMs > 0) await this.#sleep(stepMs);
+      else if (busyElsewhere) await this.#sleep(1);
       else await new Promise<void>((resolve) => setImmediate(resolve));
       if (this.#stopping || this.#ended) return;
       let result: ReturnType<MockScheduler["complete"]>;
@@ -467,15 +474,19 @@ export class MockEngineCore implements UtilityHost {
         this.#fatal(error.message);
         return;
       }
-      if (result.scheduled === 0) continue;
+      const statsOnly = result.scheduled === 0 && busyElsewhere && this.#options.logStats;
+      if (result.scheduled === 0 && !statsOnly) continue;
       this.#steps++;
+      this.#extraLoad.reportDue = false;
       const stats = this.#options.logStats ? this.#stepStats() : undefined;
-      // update_from_output: "Return stats to only one of the front-ends" (the first with outputs).
+      // update_from_output: "Return stats to only one of the front-ends" (the first with outputs), and
+      // "We must return the stats even if there are no request outputs this step" (to client 0).
       let statsSent = false;
       for (const [clientIndex, outputs] of result.byClient) {
         this.#enqueue(clientIndex, statsSent || !stats ? { outputs } : { outputs, schedulerStats: stats });
         statsSent = true;
       }
+      if (stats && !statsSent) this.#enqueue(0, { schedulerStats: stats });
       for (const f of result.finished) {
         logEvent({ event: "finished", engineIndex: this.engineIndex, ...f });
       }
@@ -492,14 +503,30 @@ export class MockEngineCore implements UtilityHost {
     }
   }
 
+  /** --extra-waiting: the load is there from the start and clears after --extra-waiting-ms. */
+  #startExtraLoad(): void {
+    const { extraWaiting, extraWaitingMs, extraWaitingEngines, logStats } = this.#options;
+    if (extraWaiting === 0 || !logStats) return;
+    if (extraWaitingEngines !== undefined && !extraWaitingEngines.includes(this.engineIndex)) return;
+    this.#extraLoad.active = true;
+    if (extraWaitingMs === undefined) return;
+    const timer = setTimeout(() => {
+      // The step that finishes the other frontends' requests reports the lower counts once.
+      this.#extraLoad = { active: false, reportDue: true };
+      this.#wakeLoop();
+    }, extraWaitingMs);
+    timer.unref();
+  }
+
   /** Scheduler.make_stats after a step, in the played version's layout. */
   #stepStats(): ReturnType<typeof makeSchedulerStats> {
     const admitted = this.#scheduler.admitted;
     const blocks = this.#scheduler.kvBlocksInUse(this.config.blockSize);
+    const extra = this.#extraLoad.active ? this.#options.extraWaiting : 0;
     return makeSchedulerStats(
       {
         numRunning: this.#scheduler.numRunning,
-        numWaiting: this.#scheduler.numWaiting,
+        numWaiting: this.#scheduler.numWaiting + extra,
         kvCacheUsage: Math.min(1, blocks / Math.max(1, this.config.numGpuBlocks)),
         newRequests: admitted.requests,
         newRequestTokens: admitted.tokens,

@@ -61,6 +61,16 @@ export interface MockEngineOptions {
    */
   logStats?: boolean;
   /**
+   * Load other frontends put on this engine (DP routing tests): with `logStats`, the engine steps and
+   * reports this many extra waiting requests in its SchedulerStats, as an engine serving other
+   * frontends' queued requests would (`--extra-waiting`).
+   */
+  extraWaiting?: number;
+  /** The extra load clears this many ms after the engine started (`--extra-waiting-ms`); default never. */
+  extraWaitingMs?: number;
+  /** The engines (indices) the extra load applies to (`--extra-waiting-engines`); default all. */
+  extraWaitingEngines?: number[];
+  /**
    * Tests only: an ADD that vLLM could not decode is logged (`rejected` event) and dropped, and the
    * engine keeps reading. By default the engine goes deaf as vLLM does (its input thread dies).
    */
@@ -83,6 +93,9 @@ export interface ResolvedOptions {
   readyResponse: ReadyResponseOverrides;
   vllmVersion: MockVllmVersion;
   logStats: boolean;
+  extraWaiting: number;
+  extraWaitingMs: number | undefined;
+  extraWaitingEngines: number[] | undefined;
   surviveBadRequests: boolean;
 }
 
@@ -206,6 +219,12 @@ export function resolveOptions(options: MockEngineOptions): ResolvedOptions {
     readyResponse: { ...(options.readyResponse ?? {}) },
     vllmVersion,
     logStats: options.logStats === true,
+    extraWaiting: nonNegativeInt(options.extraWaiting, "extraWaiting", 0),
+    extraWaitingMs:
+      options.extraWaitingMs === undefined
+        ? undefined
+        : nonNegativeInt(options.extraWaitingMs, "extraWaitingMs", 0),
+    extraWaitingEngines: options.extraWaitingEngines ? [...options.extraWaitingEngines] : undefined,
     surviveBadRequests: options.surviveBadRequests === true,
   };
 }
@@ -247,6 +266,12 @@ const FLAGS = {
     help: `the vLLM to play: ${MOCK_VLLM_VERSIONS.join(" | ")} (default main, the pinned revision)`,
   },
   "log-stats": { type: "boolean", help: "send SchedulerStats with every step, as vLLM's log_stats" },
+  "extra-waiting": {
+    type: "string",
+    help: "with --log-stats: report N extra waiting requests (other frontends' load) and keep stepping",
+  },
+  "extra-waiting-ms": { type: "string", help: "the --extra-waiting load clears after N ms (default never)" },
+  "extra-waiting-engines": { type: "string", help: "comma-separated engines --extra-waiting applies to" },
   "survive-bad-requests": {
     type: "boolean",
     help: "tests: log an undecodable ADD as a `rejected` event and keep reading (vLLM's input thread dies)",
@@ -341,6 +366,11 @@ export function parseArgv(argv: readonly string[]): MockEngineOptions | "help" {
   if (v["survive-bad-requests"]) options.surviveBadRequests = true;
   if (v["vllm-version"] !== undefined) options.vllmVersion = String(v["vllm-version"]) as MockVllmVersion;
   if (v["log-stats"]) options.logStats = true;
+  if (v["extra-waiting"] !== undefined) options.extraWaiting = Number(v["extra-waiting"]);
+  if (v["extra-waiting-ms"] !== undefined) options.extraWaitingMs = Number(v["extra-waiting-ms"]);
+  if (v["extra-waiting-engines"] !== undefined) {
+    options.extraWaitingEngines = intList(String(v["extra-waiting-engines"]), "extra-waiting-engines");
+  }
   if (v["ready-response"] !== undefined) {
     let overrides: unknown;
     try {
@@ -390,5 +420,8 @@ export function toArgv(options: MockEngineOptions): string[] {
   if (options.surviveBadRequests) argv.push("--survive-bad-requests");
   push("vllm-version", options.vllmVersion);
   if (options.logStats) argv.push("--log-stats");
+  push("extra-waiting", options.extraWaiting);
+  push("extra-waiting-ms", options.extraWaitingMs);
+  push("extra-waiting-engines", options.extraWaitingEngines?.join(","));
   return argv;
 }

@@ -35,6 +35,21 @@ export interface SchedRequestSpec {
 interface SchedRequest extends SchedRequestSpec {
   stream: { next(): number };
   numOutputTokens: number;
+  /** Request.events: recorded only with log_stats, taken by the request's next output (take_events). */
+  events: MockEngineCoreEvent[];
+}
+
+/** vllm/v1/engine/__init__.py EngineCoreEvent: QUEUED = 1, SCHEDULED = 2, PREEMPTED = 3; monotonic seconds. */
+export interface MockEngineCoreEvent {
+  type: 1 | 2 | 3;
+  timestamp: number;
+}
+export const EVENT_QUEUED = 1;
+export const EVENT_SCHEDULED = 2;
+
+/** time.monotonic(): process.hrtime is CLOCK_MONOTONIC on Linux. */
+function monotonic(): number {
+  return Number(process.hrtime.bigint()) / 1e9;
 }
 
 export interface StepOutput {
@@ -46,6 +61,8 @@ export interface StepOutput {
   newPromptLogprobsTensors?: MockPromptLogprobs | null;
   /** On a request's first output: its prompt length, for the PrefillStats vLLM attaches there. */
   prefillPromptTokens?: number;
+  /** request.take_events() (log_stats only): the events recorded since the request's last output. */
+  events?: MockEngineCoreEvent[] | null;
 }
 
 export interface StepResult {
@@ -78,6 +95,8 @@ export class MockScheduler {
       maxNumSeqs: number;
       tokensPerStep: number;
       echoPrompt?: boolean;
+      /** log_stats: record QUEUED / SCHEDULED events on requests (Scheduler.add_request / schedule). */
+      logStats?: boolean;
     },
   ) {}
 
@@ -132,6 +151,8 @@ export class MockScheduler {
         ? new EchoTokenStream(spec.promptTokenIds)
         : new TokenStream(spec.requestId, spec.promptTokenIds),
       numOutputTokens: 0,
+      // Scheduler.add_request: `if self.log_stats: request.record_event(EngineCoreEventType.QUEUED)`.
+      events: this.limits.logStats ? [{ type: EVENT_QUEUED, timestamp: monotonic() }] : [],
     });
   }
 
@@ -159,11 +180,15 @@ export class MockScheduler {
   schedule(): string[] {
     this.#admitted = { requests: 0, tokens: 0 };
     if (this.#pause === "paused_all") return [];
+    // Scheduler.schedule: one `scheduled_timestamp = time.monotonic()` for every request admitted this step.
+    const scheduledTimestamp = monotonic();
     if (this.#pause === "unpaused") {
       for (const [id, request] of this.#waiting) {
         if (this.#running.size >= this.limits.maxNumSeqs) break;
         this.#waiting.delete(id);
         this.#running.set(id, request);
+        if (this.limits.logStats)
+          request.events.push({ type: EVENT_SCHEDULED, timestamp: scheduledTimestamp });
         this.#admitted.requests++;
         this.#admitted.tokens += request.promptTokenIds.length;
       }
@@ -227,6 +252,11 @@ export class MockScheduler {
       stopReason: stop?.stopReason ?? null,
     };
     if (firstPosition === 0) output.prefillPromptTokens = request.promptTokenIds.length;
+    // update_from_output: EngineCoreOutput(events=request.take_events()), None when there are none.
+    if (request.events.length > 0) {
+      output.events = request.events;
+      request.events = [];
+    }
     // Scheduler.update_from_output: logprobs.slice_request(req_index, len(new_token_ids)) for a request
     // whose num_logprobs is set, one row per token it keeps after the stop check.
     if (request.numLogprobs != null && this.#batchNumLogprobs !== null) {

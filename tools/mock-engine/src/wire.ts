@@ -221,6 +221,7 @@ export function encodeOutputs(o: MockOutputs, encoding: OutputEncoding = PIN_ENC
         newPromptLogprobsTensors: out.newPromptLogprobsTensors ?? null,
         finishReason: out.finishReason as 0 | 1 | 2 | 3 | 4 | null,
         stopReason: out.stopReason,
+        events: out.events ?? null,
         prefillStats:
           out.prefillPromptTokens === undefined
             ? null

@@ -76,6 +76,7 @@ describe("package manifests", () => {
       "packages/client",
       "packages/config",
       "packages/errors",
+      "packages/metrics",
       "packages/protocol",
       "packages/runtime",
       "packages/server",

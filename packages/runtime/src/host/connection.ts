@@ -29,6 +29,7 @@ import type {
   UtilityCallOptions,
 } from "../types.js";
 import type { LinkedConnection, RuntimeLink } from "./link.js";
+import { type SchedulerStatsListener, SchedulerStatsListeners } from "./stats-listeners.js";
 
 interface LiveRequest {
   readonly sink: RequestSink;
@@ -53,6 +54,7 @@ export class ThreadConnection implements RuntimeConnection, LinkedConnection {
   readonly #id: string;
   readonly #requests = new Map<string, LiveRequest>();
   readonly #healthListeners = new Set<(error: Error) => void>();
+  readonly #statsListeners = new SchedulerStatsListeners(); // issue 12
   readonly #onGone: () => void;
   #health: Error | undefined;
   #closed: Error | undefined;
@@ -78,6 +80,10 @@ export class ThreadConnection implements RuntimeConnection, LinkedConnection {
   onHealthChange(listener: (error: Error) => void): () => void {
     this.#healthListeners.add(listener);
     return () => this.#healthListeners.delete(listener);
+  }
+
+  onSchedulerStats(listener: SchedulerStatsListener): () => void {
+    return this.#statsListeners.add(listener);
   }
 
   async submit(
@@ -224,6 +230,9 @@ export class ThreadConnection implements RuntimeConnection, LinkedConnection {
         }
         return;
       }
+      case "stats": // issue 12
+        this.#statsListeners.emit(message.engineIndex, message.stats);
+        return;
       case "fail": {
         const error = deserializeError(message.error);
         for (const requestId of message.requestIds) this.#failRequest(requestId, error);
@@ -354,7 +363,7 @@ export class ThreadConnection implements RuntimeConnection, LinkedConnection {
 
 /** The final output a sink gets when a client aborts its request (the engine sends none for a client abort). */
 function abortedOutput(requestId: string): EngineCoreOutput {
-  return {
+  const output: EngineCoreOutput = {
     requestId,
     newTokenIds: [],
     newLogprobs: null,
@@ -370,6 +379,15 @@ function abortedOutput(requestId: string): EngineCoreOutput {
     routedExperts: null,
     numNansInLogits: 0,
   };
+  localAborts.add(output); // issue 12: stats treat a client abort apart from an engine's finish
+  return output;
+}
+
+const localAborts = new WeakSet<EngineCoreOutput>();
+
+/** True for the final output abortedOutput made (a client abort), false for anything the engine sent. */
+export function isLocalAbort(output: EngineCoreOutput): boolean {
+  return localAborts.has(output);
 }
 
 /**

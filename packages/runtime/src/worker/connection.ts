@@ -17,6 +17,8 @@ import {
   type OutputMessage,
   type OutputRoute,
   ProtocolError,
+  readSchedulerStats,
+  type SchedulerStats,
   type UtilityOutput,
   withCurrentWave,
 } from "@vllm-engine-core/protocol";
@@ -32,9 +34,16 @@ import {
 } from "../messages.js";
 import { OutputDiagnostics } from "./diagnostics.js";
 import type { EngineIO, EngineOutputSink } from "./engine-io.js";
+import {
+  leastLoaded,
+  PublishedCountsBalancer,
+  type ReportedLoad,
+  recordReportedLoad,
+} from "./engine-load.js";
 import { OutputFaultJudge } from "./output-faults.js";
 import type { ThreadPeer } from "./peer.js";
 import { type EndedHow, RecentlyEnded } from "./recently-ended.js";
+import { relaySchedulerStats } from "./stats-relay.js";
 
 interface EngineState {
   readonly index: number;
@@ -42,6 +51,8 @@ interface EngineState {
   inflight: number;
   /** EngineDeadError from the transport, or the ProtocolError of an output message that made it dead. */
   dead: EngineDeadError | ProtocolError | undefined;
+  /** Latest SchedulerStats counts (engine-load.ts). */
+  reported?: ReportedLoad | undefined;
 }
 
 interface TrackedRequest {
@@ -91,6 +102,7 @@ export class ConnectionService implements EngineOutputSink {
   private forwarded = 0;
   /** Forwarded messages an owner could not decode, judged once (seq → what their requests fail with). */
   private readonly judgedForwards = new RecentlyEnded<number, Error>(RECENTLY_JUDGED_FORWARDS);
+  private readonly published: PublishedCountsBalancer;
   private health: SerializedError | null = null;
   private adopted = false;
   private closed = false;
@@ -109,6 +121,7 @@ export class ConnectionService implements EngineOutputSink {
     this.clientIndex = config.clientIndex;
     this.engines = io.engines.map((engine) => ({ index: engine.index, inflight: 0, dead: undefined }));
     for (const engine of this.engines) this.byIndex.set(engine.index, engine);
+    this.published = new PublishedCountsBalancer(this.engines.length, this.clientIndex);
     this.info = {
       inputAddress: io.inputAddress,
       outputAddress: io.outputAddress,
@@ -175,7 +188,7 @@ export class ConnectionService implements EngineOutputSink {
     return { engineIndex: engine.index };
   }
 
-  /** Explicit rank → that engine; otherwise the live engine with the fewest in-flight requests. */
+  /** Explicit rank → that engine; otherwise the least loaded live engine (engine-load.ts). */
   private selectEngine(rank: number | null): EngineState {
     if (rank !== null) {
       const engine = this.byIndex.get(rank);
@@ -185,11 +198,9 @@ export class ConnectionService implements EngineOutputSink {
       if (engine.dead !== undefined) throw engine.dead;
       return engine;
     }
-    let best: EngineState | undefined;
-    for (const engine of this.engines) {
-      if (engine.dead !== undefined) continue;
-      if (best === undefined || engine.inflight < best.inflight) best = engine;
-    }
+    const counts = this.io.coordinator?.state().counts;
+    const best =
+      (counts ? this.published.pick(this.engines, counts) : undefined) ?? leastLoaded(this.engines);
     if (best === undefined) {
       throw (
         this.engines[0]?.dead ??
@@ -396,9 +407,9 @@ export class ConnectionService implements EngineOutputSink {
    */
   onOutputs(route: OutputRoute, frames: Buffer[], senders: readonly number[]): void {
     if (this.closed) return;
-    // Scheduler stats: the one place a message's `hasSchedulerStats` is looked at. They are not forwarded
-    // on their own yet: stats-only messages are decoded (validated) and dropped below; stats that ride
-    // along a step's outputs reach the owner thread inside the forwarded frames.
+    // Scheduler stats: the one place a message's `hasSchedulerStats` is looked at. A stats-only message is
+    // decoded here anyway (consumeHere hands its stats on); stats riding on a step's outputs are read alone
+    // (once per engine step) and the frames still go to their owners undecoded.
     const statsOnly =
       route.hasSchedulerStats && route.requestIds.length === 0 && route.finishedRequests === null;
     const stepOutputs = route.requestIds.length > 0 || route.finishedRequests !== null;
@@ -406,6 +417,7 @@ export class ConnectionService implements EngineOutputSink {
       this.consumeHere(frames, senders);
       return;
     }
+    if (route.hasSchedulerStats) this.readStepStats(route.engineIndex ?? 0, frames[0]!);
     this.routeStepOutputs(route, frames, senders);
   }
 
@@ -478,6 +490,7 @@ export class ConnectionService implements EngineOutputSink {
     if (message.kind !== "outputs") return; // the transport handles the sentinel
     const outputs = message.outputs;
     if (outputs.utilityOutput !== null) this.resolveUtility(outputs.engineIndex, outputs.utilityOutput);
+    if (outputs.schedulerStats !== null) this.onSchedulerStats(outputs.engineIndex, outputs.schedulerStats);
     for (const output of outputs.outputs) {
       if (this.requests.has(output.requestId)) continue; // cannot happen: such a message is routed
       this.diag.outputForInactiveRequest(
@@ -626,6 +639,28 @@ export class ConnectionService implements EngineOutputSink {
       peer.post({ t: "fail", c: this.id, requestIds: ids, error: serialized });
     this.diag.failedByProtocolError({ requests: failed.length });
     if (failed.length > 0) void this.sendAborts(new Map([[engine, failed]])).catch(() => {});
+  }
+
+  /**
+   * The stats of a routed step, read alone. A bad stats field is left to the owner threads, whose full
+   * decode reports the message back to be judged like any undecodable one.
+   */
+  private readStepStats(engineIndex: number, main: Buffer): void {
+    let stats: SchedulerStats | null;
+    try {
+      stats = readSchedulerStats(main);
+    } catch {
+      return;
+    }
+    if (stats !== null) this.onSchedulerStats(engineIndex, stats);
+  }
+
+  /** Routing load and the per-engine stats every thread of the connection sees (issue 12). */
+  private onSchedulerStats(engineIndex: number, stats: SchedulerStats): void {
+    const engine = this.byIndex.get(engineIndex);
+    if (engine === undefined) return;
+    recordReportedLoad(engine, stats);
+    relaySchedulerStats(this.peers, this.id, engineIndex, stats);
   }
 
   private resolveUtility(engineIndex: number, output: UtilityOutput): void {

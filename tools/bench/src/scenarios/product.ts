@@ -50,7 +50,12 @@ async function withProduct<T>(spec: EngineSpec | number, fn: (p: Product) => Pro
 
 const HUGE = 100_000_000;
 
-export function productThroughput(o: ThroughputOptions): Promise<ThroughputResult> {
+/** The product with @vllm-engine-core/metrics instrumented on the consuming client (same engine, same run). */
+export function productMetricsThroughput(o: ThroughputOptions): Promise<ThroughputResult> {
+  return productThroughput({ ...o, metrics: true });
+}
+
+export function productThroughput(o: ThroughputOptions & { metrics?: boolean }): Promise<ThroughputResult> {
   return withProduct(engineSpecFor(o), async ({ consumer, cpu, engine }) => {
     const profile = o.profileDir
       ? new WindowProfile(o.profileDir, `product-${o.streams}`, undefined)
@@ -67,6 +72,7 @@ export function productThroughput(o: ThroughputOptions): Promise<ThroughputResul
     };
     const run = {
       kind: "throughput" as const,
+      ...(o.metrics ? { metrics: true } : {}),
       streams: o.streams,
       maxTokens: HUGE,
       warmupMs: o.warmupMs,
@@ -76,7 +82,7 @@ export function productThroughput(o: ThroughputOptions): Promise<ThroughputResul
     const { outcome } = await consumer.expect("throughput");
     const profiles = await profile?.result();
     return {
-      runner: "product",
+      runner: o.metrics ? "product-metrics" : "product",
       streams: o.streams,
       outputsPerSec: (outcome.tokens * 1000) / outcome.windowMs,
       tokens: outcome.tokens,

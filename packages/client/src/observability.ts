@@ -1,0 +1,74 @@
+// What a client lets stat loggers see (issue 12): every engine's latest SchedulerStats and its listeners,
+// and the per-output records of the requests this client streams (request-timings.ts).
+import type { EngineCoreRequest, SchedulerStats } from "@vllm-engine-core/protocol";
+import type { RuntimeConnection } from "@vllm-engine-core/runtime";
+import { type OutputObserver, type OutputRecord, RequestTimingsRecorder } from "./request-timings.js";
+
+export type SchedulerStatsListener = (engineIndex: number, stats: SchedulerStats) => void;
+
+export class ClientObservability {
+  readonly #latest = new Map<number, SchedulerStats>();
+  readonly #statsListeners = new Set<SchedulerStatsListener>();
+  readonly #outputObservers = new Set<OutputObserver>();
+  /** undefined without observers, so that streams skip building records. */
+  #fanOut: OutputObserver | undefined;
+
+  readonly close: () => void;
+
+  constructor(connection: RuntimeConnection) {
+    this.close = connection.onSchedulerStats((engineIndex, stats) => {
+      this.#latest.set(engineIndex, stats);
+      for (const listener of [...this.#statsListeners]) {
+        try {
+          listener(engineIndex, stats);
+        } catch (error) {
+          queueMicrotask(() => {
+            throw error;
+          });
+        }
+      }
+    });
+  }
+
+  schedulerStats(engineIndex: number): SchedulerStats | undefined {
+    return this.#latest.get(engineIndex);
+  }
+
+  onSchedulerStats(listener: SchedulerStatsListener): () => void {
+    this.#statsListeners.add(listener);
+    return () => {
+      this.#statsListeners.delete(listener);
+    };
+  }
+
+  observeOutputs(observer: OutputObserver): () => void {
+    this.#outputObservers.add(observer);
+    this.#updateFanOut();
+    return () => {
+      this.#outputObservers.delete(observer);
+      this.#updateFanOut();
+    };
+  }
+
+  /** The current observer (read per output by the streams). */
+  readonly observer = (): OutputObserver | undefined => this.#fanOut;
+
+  recorderFor(request: EngineCoreRequest): RequestTimingsRecorder {
+    return new RequestTimingsRecorder(
+      request.requestId,
+      Number(request.arrivalTime), // a Float64 wrapper (exact encoding) converts to its value
+      request.promptTokenIds?.length ?? 0,
+      request.samplingParams?.maxTokens ?? null,
+    );
+  }
+
+  #updateFanOut(): void {
+    const observers = [...this.#outputObservers];
+    if (observers.length === 0) this.#fanOut = undefined;
+    else if (observers.length === 1) this.#fanOut = observers[0];
+    else
+      this.#fanOut = (record: OutputRecord) => {
+        for (const observer of observers) observer(record);
+      };
+  }
+}
