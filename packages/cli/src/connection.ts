@@ -20,6 +20,8 @@ export interface MockFlags {
   faults: MockFault[];
   /** The mock generates the prompt's tokens back (`serve --mock`: readable text). */
   echoPrompt?: boolean;
+  /** The mock sends SchedulerStats every step, as vLLM does without --disable-log-stats (`metrics --mock`). */
+  logStats?: boolean;
 }
 
 /** The mock engine's handshake faults (tools/mock-engine options.ts MockEngineFaults), by flag value. */
@@ -208,6 +210,7 @@ export async function openSession(
       engineIndices: Array.from({ length: plan.mock.engines }, (_, i) => i),
       stepMs: plan.mock.stepMs,
       echoPrompt: plan.mock.echoPrompt === true,
+      logStats: plan.mock.logStats === true,
       faults: Object.fromEntries(plan.mock.faults.map((f) => [MOCK_FAULTS[f], true])),
     });
     lifecycle.add(mockCleanup(starting));
