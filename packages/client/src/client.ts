@@ -26,7 +26,11 @@ import {
   requestVersions,
 } from "./engine-versions.js";
 import { InconsistentUtilityResultsError, InvalidRequestError, UtilityCallError } from "./errors.js";
-import { ClientObservability, type SchedulerStatsListener } from "./observability.js";
+import {
+  ClientObservability,
+  type SchedulerStatsListener,
+  type SleepStateListener,
+} from "./observability.js";
 import { EngineCoreOutputStream, type StreamController } from "./output-stream.js";
 import { buildRequest, type CallRequest } from "./request.js";
 import type { OutputObserver } from "./request-timings.js";
@@ -177,6 +181,15 @@ export class EngineCoreClient implements AsyncDisposable {
    */
   observeOutputs(observer: OutputObserver): () => void {
     return this.#observability.observeOutputs(observer);
+  }
+
+  /**
+   * Calls `listener(1, level)` after each `sleep(level)` the engines answered and `listener(0, 0)` after each
+   * `wakeUp()`, as vLLM's AsyncLLM records its sleep state; returns the unsubscribe function. Only this client's
+   * calls are seen (another frontend's sleep is not).
+   */
+  onSleepStateChange(listener: SleepStateListener): () => void {
+    return this.#observability.onSleepStateChange(listener);
   }
   /**
    * Counters of engine output the runtime did not deliver: undecodable messages (with the latest
@@ -370,6 +383,8 @@ export class EngineCoreClient implements AsyncDisposable {
       [arg.int("sleep(level)", level), arg.pauseMode("sleep(mode)", mode)],
       options,
     );
+    // vllm/v1/engine/async_llm.py AsyncLLM.sleep: record_sleep_state(1, level) once the engines slept.
+    this.#observability.sleepStateChanged(1, level);
   }
   /**
    * `wake_up(tags: list[str] | None = None)`; `["scheduling"]` ends a level-0 sleep. A partial wake resumes
@@ -377,6 +392,8 @@ export class EngineCoreClient implements AsyncDisposable {
    */
   async wakeUp(tags: string[] | null = null, options: UtilityCallOptions = {}): Promise<void> {
     await this.callUtility("wake_up", [arg.strListOrNull("wakeUp(tags)", tags)], options);
+    // AsyncLLM.wake_up: record_sleep_state(0, 0), whatever the tags.
+    this.#observability.sleepStateChanged(0, 0);
   }
   /** `reset_prefix_cache(reset_running_requests=False, reset_connector=False) -> bool`: true when every engine reset. */
   async resetPrefixCache(

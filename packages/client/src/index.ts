@@ -35,7 +35,7 @@ export {
 export type { ConnectionDiagnostics } from "@vllm-engine-core/runtime";
 export { type ClientHandle, EngineCoreClient, type PauseMode, type UtilityCallOptions } from "./client.js";
 export * from "./errors.js";
-export type { SchedulerStatsListener } from "./observability.js";
+export type { SchedulerStatsListener, SleepStateListener } from "./observability.js";
 export { EngineCoreOutputStream } from "./output-stream.js";
 export type { CallRequest } from "./request.js";
 export type { OutputObserver, OutputRecord, RequestTimings } from "./request-timings.js";

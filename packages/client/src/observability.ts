@@ -5,11 +5,27 @@ import type { RuntimeConnection } from "@vllm-engine-core/runtime";
 import { type OutputObserver, type OutputRecord, RequestTimingsRecorder } from "./request-timings.js";
 
 export type SchedulerStatsListener = (engineIndex: number, stats: SchedulerStats) => void;
+/** `sleep` 1 after a successful `sleep(level)`, 0 (level 0) after a successful `wakeUp()`. */
+export type SleepStateListener = (sleep: 0 | 1, level: number) => void;
+
+/** Calls each listener; one that throws does not stop the others (its error is rethrown on its own). */
+function notifyAll<A extends unknown[]>(listeners: Iterable<(...args: A) => void>, ...args: A): void {
+  for (const listener of [...listeners]) {
+    try {
+      listener(...args);
+    } catch (error) {
+      queueMicrotask(() => {
+        throw error;
+      });
+    }
+  }
+}
 
 export class ClientObservability {
   readonly #latest = new Map<number, SchedulerStats>();
   readonly #statsListeners = new Set<SchedulerStatsListener>();
   readonly #outputObservers = new Set<OutputObserver>();
+  readonly #sleepListeners = new Set<SleepStateListener>();
   /** undefined without observers, so that streams skip building records. */
   #fanOut: OutputObserver | undefined;
 
@@ -18,15 +34,7 @@ export class ClientObservability {
   constructor(connection: RuntimeConnection) {
     this.close = connection.onSchedulerStats((engineIndex, stats) => {
       this.#latest.set(engineIndex, stats);
-      for (const listener of [...this.#statsListeners]) {
-        try {
-          listener(engineIndex, stats);
-        } catch (error) {
-          queueMicrotask(() => {
-            throw error;
-          });
-        }
-      }
+      notifyAll(this.#statsListeners, engineIndex, stats);
     });
   }
 
@@ -39,6 +47,18 @@ export class ClientObservability {
     return () => {
       this.#statsListeners.delete(listener);
     };
+  }
+
+  onSleepStateChange(listener: SleepStateListener): () => void {
+    this.#sleepListeners.add(listener);
+    return () => {
+      this.#sleepListeners.delete(listener);
+    };
+  }
+
+  /** What the engines now are, after a sleep or wake-up call they all answered (AsyncLLM.sleep / wake_up). */
+  sleepStateChanged(sleep: 0 | 1, level: number): void {
+    notifyAll(this.#sleepListeners, sleep, level);
   }
 
   observeOutputs(observer: OutputObserver): () => void {

@@ -22,7 +22,13 @@ import { CounterSeries, HistogramSeries } from "./fast-series.js";
 /** What instrument() reads of the client. */
 export type MetricsClient = Pick<
   EngineCoreClient,
-  "modelName" | "engineIndices" | "maxModelLen" | "readyResponses" | "onSchedulerStats" | "observeOutputs"
+  | "modelName"
+  | "engineIndices"
+  | "maxModelLen"
+  | "readyResponses"
+  | "onSchedulerStats"
+  | "observeOutputs"
+  | "onSleepStateChange"
 >;
 
 export interface InstrumentOptions {
@@ -420,7 +426,12 @@ export function instrument(client: MetricsClient, options: InstrumentOptions = {
     }
   };
 
-  const unsubscribe = [client.onSchedulerStats(onStats), client.observeOutputs(onOutput)];
+  const unsubscribe = [
+    client.onSchedulerStats(onStats),
+    client.observeOutputs(onOutput),
+    // The client's own sleep()/wakeUp(), as AsyncLLM.sleep/wake_up record it.
+    client.onSleepStateChange((sleep, level) => recordSleepState(sleep, level)),
+  ];
   let closed = false;
   return {
     registry,

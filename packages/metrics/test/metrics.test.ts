@@ -263,6 +263,30 @@ describe("instrument(client)", () => {
     expect(value(all, "vllm:generation_tokens_total", { engine: "0" })).toBeGreaterThanOrEqual(1);
   });
 
+  it("vllm:engine_sleep_state follows the client's sleep(level) and wakeUp(), as AsyncLLM records it", async () => {
+    harness = await connectToMockEngine({ logStats: true, stepMs: 10 });
+    const { client } = harness;
+    metrics = instrument(client);
+    const state = async () => {
+      const all = samples(await metrics!.registry.metrics());
+      return Object.fromEntries(
+        ["awake", "weights_offloaded", "discard_all"].map((s) => [
+          s,
+          value(all, "vllm:engine_sleep_state", { engine: "0", sleep_state: s }),
+        ]),
+      );
+    };
+    expect(await state()).toEqual({ awake: 1, weights_offloaded: 0, discard_all: 0 });
+    await client.sleep(1);
+    expect(await state()).toEqual({ awake: 0, weights_offloaded: 1, discard_all: 0 });
+    await client.wakeUp();
+    expect(await state()).toEqual({ awake: 1, weights_offloaded: 0, discard_all: 0 });
+    await client.sleep(2);
+    expect(await state()).toEqual({ awake: 0, weights_offloaded: 0, discard_all: 1 });
+    await client.wakeUp(["weights"]); // vLLM records awake after any wake_up, whatever the tags
+    expect(await state()).toEqual({ awake: 1, weights_offloaded: 0, discard_all: 0 });
+  });
+
   it("writes an exposition a strict Prometheus text-format reader accepts", async () => {
     const { text } = await knownWorkload();
     const families = parseExposition(text);
