@@ -11,6 +11,7 @@ import {
   FinishReason,
   ProtocolError,
   readOutputRoute,
+  readSchedulerStats,
 } from "../src/index.js";
 import { skipValues } from "../src/msgpack/skip.js";
 import { EngineCoreOutputsCodec } from "../src/structs/output.js";
@@ -54,7 +55,9 @@ describe("readOutputRoute", () => {
     const frames = encodeEngineCoreOutputs(rich);
     expect(frames.length).toBeGreaterThan(1); // the logprob ids went to an aux frame
     for (const [shape, main] of frameShapes(frames[0]!)) {
-      expect(readOutputRoute(main), shape).toEqual({
+      const { schedulerStatsSpan, ...route } = readOutputRoute(main);
+      expect(schedulerStatsSpan, shape).not.toBeNull();
+      expect(route, shape).toEqual({
         complete: true,
         engineIndex: 3,
         requestIds: ["ascii-1", "ünïcödé-🚀", "x".repeat(40), "y".repeat(300), "lp"],
@@ -94,7 +97,13 @@ describe("readOutputRoute", () => {
           const frames = encodeEngineCoreOutputs(value as EngineCoreOutputsInit, { auxThreshold });
           const decoded = decodeEngineCoreOutputs(frames);
           for (const [shape, main] of frameShapes(frames[0]!)) {
-            expect(readOutputRoute(main), shape).toEqual({
+            const { schedulerStatsSpan, ...route } = readOutputRoute(main);
+            // The recorded span decodes to the full decoder's stats.
+            expect(schedulerStatsSpan === null, shape).toBe(decoded.schedulerStats === null);
+            expect(readSchedulerStats(main, { ...route, schedulerStatsSpan }), shape).toEqual(
+              decoded.schedulerStats,
+            );
+            expect(route, shape).toEqual({
               complete: true,
               engineIndex: decoded.engineIndex,
               requestIds: decoded.outputs.map((o) => o.requestId),

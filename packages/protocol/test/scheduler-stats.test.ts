@@ -6,6 +6,7 @@ import {
   encodeEngineCoreOutputs,
   encodeValue,
   ProtocolError,
+  readOutputRoute,
   readSchedulerStats,
 } from "../src/index.js";
 import { decodeEngineCoreOutputs, FRAME_SHAPES } from "./helpers/frame-shapes.js";
@@ -59,6 +60,10 @@ describe("readSchedulerStats", () => {
     for (const shape of FRAME_SHAPES) {
       const [main] = shape.make([frames[0]!]);
       expect(readSchedulerStats(main!), shape.name).toEqual(full);
+      // From the span the routing read recorded: the same value, without a second walk.
+      const route = readOutputRoute(main!);
+      expect(route.schedulerStatsSpan, shape.name).not.toBeNull();
+      expect(readSchedulerStats(main!, route), shape.name).toEqual(full);
     }
   });
 
@@ -67,6 +72,9 @@ describe("readSchedulerStats", () => {
     for (const shape of FRAME_SHAPES) {
       const [main] = shape.make([frames[0]!]);
       expect(readSchedulerStats(main!), shape.name).toBeNull();
+      const route = readOutputRoute(main!);
+      expect(route.schedulerStatsSpan, shape.name).toBeNull();
+      expect(readSchedulerStats(main!, route), shape.name).toBeNull();
     }
     expect(readSchedulerStats(new Uint8Array())).toBeNull();
     expect(readSchedulerStats(Uint8Array.of(0x81, 0xa1, 0x61, 0x01))).toBeNull();
@@ -79,6 +87,7 @@ describe("readSchedulerStats", () => {
     for (const shape of FRAME_SHAPES) {
       const [main] = shape.make([bad]);
       expect(() => readSchedulerStats(main!), shape.name).toThrow(ProtocolError);
+      expect(() => readSchedulerStats(main!, readOutputRoute(main!)), shape.name).toThrow(ProtocolError);
     }
   });
 });

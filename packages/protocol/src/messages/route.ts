@@ -25,6 +25,11 @@ export interface OutputRoute {
   finishedRequests: string[] | null;
   /** `scheduler_stats` is not nil. */
   hasSchedulerStats: boolean;
+  /**
+   * Where the encoded `scheduler_stats` value lies in the frame (`[start, end)`), when it is not nil and the
+   * walk got past it: readSchedulerStats(main, route) decodes it from there without walking the frame again.
+   */
+  schedulerStatsSpan: readonly [start: number, end: number] | null;
   /** `utility_output` is not nil. */
   hasUtilityOutput: boolean;
   /** `utility_output.call_id`, or null (no utility output, or its call id is not an int). */
@@ -141,6 +146,7 @@ export function readOutputRoute(main: Uint8Array): OutputRoute {
     outputFinished: [],
     finishedRequests: null,
     hasSchedulerStats: false,
+    schedulerStatsSpan: null,
     hasUtilityOutput: false,
     utilityCallId: null,
     hasWaveComplete: false,
@@ -214,8 +220,13 @@ export function readOutputRoute(main: Uint8Array): OutputRoute {
         index <= BigInt(Number.MAX_SAFE_INTEGER)
       )
         route.engineIndex = Number(index);
-    } else if (i === SCHEDULER_STATS) {
-      route.hasSchedulerStats = b !== NIL;
+    } else if (i === SCHEDULER_STATS && b !== NIL) {
+      route.hasSchedulerStats = true;
+      const stop = skipValues(buf, pos, end, 1);
+      if (stop < 0) return route;
+      route.schedulerStatsSpan = [pos, stop];
+      pos = stop;
+      continue;
     } else if (i === WAVE_COMPLETE) {
       route.hasWaveComplete = b !== NIL;
     } else if (i === START_WAVE) {

@@ -417,7 +417,7 @@ export class ConnectionService implements EngineOutputSink {
       this.consumeHere(frames, senders);
       return;
     }
-    if (route.hasSchedulerStats) this.readStepStats(route.engineIndex ?? 0, frames[0]!);
+    if (route.hasSchedulerStats) this.readStepStats(route, frames[0]!);
     this.routeStepOutputs(route, frames, senders);
   }
 
@@ -642,17 +642,18 @@ export class ConnectionService implements EngineOutputSink {
   }
 
   /**
-   * The stats of a routed step, read alone. A bad stats field is left to the owner threads, whose full
-   * decode reports the message back to be judged like any undecodable one.
+   * The stats of a routed step, decoded alone from where the routing read found them. A bad stats field
+   * is left to the owner threads, whose full decode reports the message back to be judged like any
+   * undecodable one.
    */
-  private readStepStats(engineIndex: number, main: Buffer): void {
+  private readStepStats(route: OutputRoute, main: Buffer): void {
     let stats: SchedulerStats | null;
     try {
-      stats = readSchedulerStats(main);
+      stats = readSchedulerStats(main, route);
     } catch {
       return;
     }
-    if (stats !== null) this.onSchedulerStats(engineIndex, stats);
+    if (stats !== null) this.onSchedulerStats(route.engineIndex ?? 0, stats);
   }
 
   /** Routing load and the per-engine stats every thread of the connection sees (issue 12). */
