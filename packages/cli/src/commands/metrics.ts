@@ -11,7 +11,7 @@ import { CliRuntimeError, EXIT_OK } from "../errors.js";
 import { untilAborted } from "../lifecycle.js";
 
 const CMD = "metrics";
-/** The port Prometheus' exporters conventionally leave to applications; vLLM serves /metrics on its API port. */
+/** vLLM serves /metrics on its API port, 8000 unless `--port` says otherwise. */
 const DEFAULT_PORT = 8000;
 
 async function loadMetrics() {
