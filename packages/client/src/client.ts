@@ -4,7 +4,6 @@
 import { type EngineCoreClientConfig, resolveConfig } from "@vllm-engine-core/config";
 import { ClientClosedError } from "@vllm-engine-core/errors";
 import type {
-  EngineCoreOutput,
   EngineCoreReadyResponse,
   LoRARequestInit,
   SchedulerStats,
@@ -15,7 +14,6 @@ import {
   type ConnectionDiagnostics,
   type ConnectionHandle,
   openConnection,
-  type RequestSink,
   type RuntimeConnection,
 } from "@vllm-engine-core/runtime";
 import { sameValue } from "./consensus.js";
@@ -31,7 +29,7 @@ import {
   type SchedulerStatsListener,
   type SleepStateListener,
 } from "./observability.js";
-import { EngineCoreOutputStream, type StreamController } from "./output-stream.js";
+import { EngineCoreOutputStream } from "./output-stream.js";
 import { buildRequest, type CallRequest } from "./request.js";
 import type { OutputObserver } from "./request-timings.js";
 import { arg, checkCallOptions, type PauseMode, type UtilityCallOptions } from "./utility-args.js";
@@ -41,12 +39,6 @@ export type { PauseMode, UtilityCallOptions };
 /** Structured-cloneable token for using one connection from another thread. */
 export type ClientHandle = ConnectionHandle;
 
-/**
- * How many clients of this thread share one runtime connection (a same-thread `attach` returns the same
- * connection object): `detach()` of one of them must not detach the others.
- */
-const clientsPerConnection = new WeakMap<RuntimeConnection, number>();
-
 export class EngineCoreClient implements AsyncDisposable {
   readonly #connection: RuntimeConnection;
   readonly #clientIndex: number;
@@ -54,11 +46,19 @@ export class EngineCoreClient implements AsyncDisposable {
   #closed = false;
   #versions: { engines: EngineVersions[]; request: VllmVersion[] } | undefined;
   readonly #observability: ClientObservability; // issue 12
+  /** What a stream whose reader left early calls (one function for every stream of this client). */
+  readonly #abortOnEngine = (requestId: string): void => {
+    void this.#connection.abort([requestId]).catch(() => {
+      // The connection is gone (shutdown or engine death): nothing left to abort.
+    });
+  };
 
   private constructor(connection: RuntimeConnection, clientIndex: number, modelName: string) {
     this.#connection = connection;
     this.#observability = new ClientObservability(connection);
-    clientsPerConnection.set(connection, (clientsPerConnection.get(connection) ?? 0) + 1);
+    // Several clients of one thread share the thread's connection object (a same-thread attach returns it):
+    // the connection counts them, so that detach() of one leaves the others attached.
+    connection.retain(this);
     this.#clientIndex = clientIndex;
     this.#modelName = modelName;
   }
@@ -237,41 +237,22 @@ export class EngineCoreClient implements AsyncDisposable {
       maxModelLen: this.maxModelLen,
       vllmVersions: this.#engineVersions.request,
     });
-    const requestId = wire.requestId;
-    let onAbort: (() => void) | undefined;
-    const controller: StreamController = {
-      abandon: (id) => {
-        void this.#connection.abort([id]).catch(() => {
-          // The connection is gone (shutdown or engine death): nothing left to abort.
-        });
-      },
-    };
-    const recorder = this.#observability.recorderFor(wire);
-    const timings = { recorder, observer: this.#observability.observer };
-    const stream = new EngineCoreOutputStream(
-      requestId,
-      -1,
-      controller,
-      () => {
-        if (onAbort) signal?.removeEventListener("abort", onAbort);
-      },
-      timings,
-    );
-    const sink: RequestSink = {
-      outputs: (batch: EngineCoreOutput[], meta) => {
-        recorder.engineIndex = meta.engineIndex;
-        for (const output of batch) stream.push(output, meta.timestamp);
-      },
-      fail: (error: Error) => stream.fail(error),
-    };
-    // The thread's one registry of this request is the runtime connection's (duplicate ids, abort, failure,
-    // detach): the client keeps none. `owner` lets detach() end only this client's requests.
-    const { engineIndex } = await this.#connection.submit(wire, sink, { owner: this });
+    const stream = new EngineCoreOutputStream(wire.requestId, this.#abortOnEngine, {
+      recorder: this.#observability.recorderFor(wire),
+      observer: this.#observability.observer,
+    });
+    // The stream is the request's sink. The thread's one registry of it is the runtime connection's
+    // (duplicate ids, abort, failure, detach): the client keeps none. `owner` lets detach() end only this
+    // client's requests.
+    const { engineIndex } = await this.#connection.submit(wire, stream, { owner: this });
     stream.engineIndex = engineIndex;
     if (signal !== undefined && !stream.settled) {
-      onAbort = () => stream.abandonWith(signal.reason);
+      const onAbort = () => stream.abandonWith(signal.reason);
       if (signal.aborted) onAbort();
-      else signal.addEventListener("abort", onAbort, { once: true });
+      else {
+        signal.addEventListener("abort", onAbort, { once: true });
+        stream.onSettled(() => signal.removeEventListener("abort", onAbort));
+      }
     }
     return stream;
   }
@@ -295,9 +276,9 @@ export class EngineCoreClient implements AsyncDisposable {
     });
     if (ids.length === 0) return;
     try {
-      // notify: this thread's streams (of this client or another sharing the connection) end at once with
+      // This thread's streams (of this client or another sharing the connection) end at once with
       // their final ABORT output; the runtime ends those of other threads the same way.
-      await this.#connection.abort(ids, { notify: true });
+      await this.#connection.abort(ids);
     } catch (error) {
       // The connection closed underneath (runtime crash, shutdown from another thread): every stream
       // already failed, so there is nothing left to abort.
@@ -559,13 +540,7 @@ export class EngineCoreClient implements AsyncDisposable {
     if (this.#closed) return;
     this.#closed = true;
     this.#observability.close();
-    const others = (clientsPerConnection.get(this.#connection) ?? 1) - 1;
-    clientsPerConnection.set(this.#connection, others);
-    if (others === 0) {
-      await this.#connection.detach();
-      return;
-    }
-    // Other clients of this thread still use the connection: end and abort only this client's requests.
+    // Ends and aborts this client's requests; the thread detaches when no other client of it is left.
     const closed = new ClientClosedError({ detail: "EngineCoreClient.detach() was called on this client" });
     await this.#connection.release(this, closed);
   }

@@ -3,15 +3,10 @@
 // Memory of a slow consumer grows with the tokens it has not read, not with one wrapper object
 // per engine step: consecutive plain token deltas that nobody has read yet are merged into the
 // newest unread one (the engine's outputs are deltas, so merging keeps their meaning).
-import type { EngineCoreOutput } from "@vllm-engine-core/protocol";
-import { isLocalAbort } from "@vllm-engine-core/runtime";
+import { type EngineCoreOutput, FinishReason } from "@vllm-engine-core/protocol";
+import type { RequestSink } from "@vllm-engine-core/runtime";
 import { ConcurrentReadError } from "./errors.js";
 import type { OutputObserver, RequestTimings, RequestTimingsRecorder } from "./request-timings.js";
-
-export interface StreamController {
-  /** Called once when the consumer leaves before the final output: abort on the engine. */
-  abandon(requestId: string, reason: unknown): void;
-}
 
 type Waiter = { resolve: (r: IteratorResult<EngineCoreOutput>) => void; reject: (e: unknown) => void };
 
@@ -33,7 +28,11 @@ function isPlainDelta(o: EngineCoreOutput): boolean {
   );
 }
 
-export class EngineCoreOutputStream implements AsyncIterableIterator<EngineCoreOutput> {
+/**
+ * One request's outputs, as the runtime connection delivers them (it is the request's RequestSink) and as
+ * the caller reads them (an async iterator).
+ */
+export class EngineCoreOutputStream implements AsyncIterableIterator<EngineCoreOutput>, RequestSink {
   readonly requestId: string;
   /** Engine that serves this request. */
   engineIndex: number;
@@ -49,25 +48,34 @@ export class EngineCoreOutputStream implements AsyncIterableIterator<EngineCoreO
   #closed = false; // iterator will yield nothing more after the queue drains
   #error: unknown;
   #hasError = false;
-  readonly #controller: StreamController;
-  readonly #onSettled: () => void;
+  /** Aborts the request on its engine when the reader leaves before the end (see #abandon). */
+  readonly #abortOnEngine: (requestId: string) => void;
+  #onSettled: (() => void) | undefined;
 
   readonly #timings: RequestTimingsRecorder | undefined;
   readonly #observer: (() => OutputObserver | undefined) | undefined;
 
   constructor(
     requestId: string,
-    engineIndex: number,
-    controller: StreamController,
-    onSettled: () => void,
+    abortOnEngine: (requestId: string) => void,
     timings?: { recorder: RequestTimingsRecorder; observer: () => OutputObserver | undefined },
   ) {
     this.requestId = requestId;
-    this.engineIndex = engineIndex;
-    this.#controller = controller;
-    this.#onSettled = onSettled;
+    this.engineIndex = -1;
+    this.#abortOnEngine = abortOnEngine;
     this.#timings = timings?.recorder;
     this.#observer = timings?.observer;
+  }
+
+  /** @internal Called once when the stream settles (final output, failure, abort or abandon). */
+  onSettled(action: () => void): void {
+    this.#onSettled = action;
+  }
+
+  #settle(): void {
+    const action = this.#onSettled;
+    this.#onSettled = undefined;
+    action?.();
   }
 
   /**
@@ -84,19 +92,26 @@ export class EngineCoreOutputStream implements AsyncIterableIterator<EngineCoreO
     return this.#finished || this.#hasError;
   }
 
-  /** @internal Delivers one engine step's output for this request. */
-  push(output: EngineCoreOutput, timestamp: number): void {
+  /** @internal RequestSink: one engine step's output for this request. */
+  output(output: EngineCoreOutput, engineIndex: number, timestamp: number): void {
     if (this.#finished || this.#closed || this.#hasError) return;
-    const timings = this.#timings;
-    if (timings !== undefined) {
-      timings.engineIndex = this.engineIndex;
-      if (isLocalAbort(output)) timings.endLocally("abort");
-      else timings.observe(output, timestamp, this.#observer!());
-    }
+    this.#timings?.observe(output, engineIndex, timestamp, this.#observer!());
+    this.#push(output, timestamp);
+  }
+
+  /** @internal RequestSink: a client aborted the request; it ends with a final ABORT output. */
+  aborted(engineIndex: number): void {
+    if (this.#finished || this.#closed || this.#hasError) return;
+    if (engineIndex >= 0) this.engineIndex = engineIndex;
+    this.#timings?.endLocally("abort");
+    this.#push(abortOutput(this.requestId), Date.now() / 1000);
+  }
+
+  #push(output: EngineCoreOutput, timestamp: number): void {
     const final = output.finishReason != null;
     if (final) {
       this.#finished = true;
-      this.#onSettled();
+      this.#settle();
     }
     const waiter = this.#waiter;
     if (waiter !== undefined && this.#head === this.#queue.length) {
@@ -118,13 +133,13 @@ export class EngineCoreOutputStream implements AsyncIterableIterator<EngineCoreO
     this.#tailMergeable = plain;
   }
 
-  /** @internal Ends the stream with an error after the outputs already queued. */
+  /** @internal RequestSink: ends the stream with an error after the outputs already queued. */
   fail(error: unknown): void {
     if (this.#finished || this.#hasError || this.#closed) return;
     this.#timings?.endLocally(null);
     this.#hasError = true;
     this.#error = error;
-    this.#onSettled();
+    this.#settle();
     const waiter = this.#waiter;
     if (waiter !== undefined && this.#head === this.#queue.length) {
       this.#waiter = undefined;
@@ -164,7 +179,7 @@ export class EngineCoreOutputStream implements AsyncIterableIterator<EngineCoreO
   /** @internal Used for the request's AbortSignal: abort on the engine, reject the pending or next read. */
   abandonWith(reason: unknown): void {
     if (this.settled || this.#closed) return;
-    this.#abandon(reason);
+    this.#abandon();
     const waiter = this.#waiter;
     if (waiter !== undefined) {
       this.#waiter = undefined;
@@ -178,7 +193,7 @@ export class EngineCoreOutputStream implements AsyncIterableIterator<EngineCoreO
   }
 
   /** Drops what is queued, marks the stream over and asks the engine to abort the request. */
-  #abandon(reason: unknown): void {
+  #abandon(): void {
     const wasSettled = this.settled;
     this.#closed = true;
     this.#queue = [];
@@ -187,14 +202,14 @@ export class EngineCoreOutputStream implements AsyncIterableIterator<EngineCoreO
     if (!wasSettled) {
       this.#timings?.endLocally("abort");
       this.#finished = true;
-      this.#onSettled();
-      this.#controller.abandon(this.requestId, reason);
+      this.#settle();
+      this.#abortOnEngine(this.requestId);
     }
   }
 
   /** Leaving early (`break`, `return()`) aborts the request on the engine. */
   return(): Promise<IteratorResult<EngineCoreOutput>> {
-    this.#abandon(undefined);
+    this.#abandon();
     const waiter = this.#waiter;
     if (waiter !== undefined) {
       this.#waiter = undefined;
@@ -206,4 +221,24 @@ export class EngineCoreOutputStream implements AsyncIterableIterator<EngineCoreO
   [Symbol.asyncIterator](): this {
     return this;
   }
+}
+
+/** The final output of a stream a client aborted (the engine sends none for a client abort). */
+function abortOutput(requestId: string): EngineCoreOutput {
+  return {
+    requestId,
+    newTokenIds: [],
+    newLogprobs: null,
+    newPromptLogprobsTensors: null,
+    poolingOutput: null,
+    finishReason: FinishReason.ABORT,
+    stopReason: null,
+    events: null,
+    kvTransferParams: null,
+    ecTransferParams: null,
+    traceHeaders: null,
+    prefillStats: null,
+    routedExperts: null,
+    numNansInLogits: 0,
+  };
 }

@@ -15,7 +15,6 @@ export type {
 } from "@vllm-engine-core/config";
 export { attachConnection, openConnection } from "./host/api.js";
 /** @internal Shared with @vllm-engine-core/client (compiled against this package's sources); not public API. */
-export { isLocalAbort } from "./host/connection.js";
 export type {
   ConnectionDiagnostics,
   ConnectionHandle,

@@ -77,6 +77,11 @@ export interface CallMap {
     body: {
       connectionId: string;
       requestId: string;
+      /**
+       * The submitting thread's index for this request (its registry's slot): forwarded output frames carry
+       * each output's slot, so that thread finds the request without looking its id up.
+       */
+      slot: number;
       dataParallelRank: number | null;
       /**
        * Encoded once, on the submitting thread: [typeByte, payload, ...aux]. With a DP coordinator the
@@ -86,7 +91,7 @@ export interface CallMap {
     };
     result: { engineIndex: number };
   };
-  abort: { body: { connectionId: string; requestIds: string[]; notify: boolean }; result: AbortResult };
+  abort: { body: { connectionId: string; requestIds: string[] }; result: AbortResult };
   utility: {
     body: { connectionId: string; method: string; args: unknown[]; timeoutMs: number | null };
     /** Packed (packArgs) outputs, in engine order. */
@@ -164,10 +169,19 @@ export type ToHost =
   | { t: "err"; id: number; error: SerializedError }
   /**
    * One engine step's output message, undecoded, sent to each thread that owns a request it names: the
-   * thread decodes it and delivers its own requests' outputs. `seq` (per connection) and `senders` (the
-   * engines of the socket it came on) only serve to report it back if it cannot be decoded.
+   * thread decodes it and delivers its own requests' outputs. `slots[i]` is the receiving thread's slot of
+   * the request of output `i` (see CallMap submit), -1 for an output that is not this thread's. `seq` (per
+   * connection) and `senders` (the engines of the socket it came on) only serve to report it back if it
+   * cannot be decoded.
    */
-  | { t: "frames"; c: string; seq: number; senders: readonly number[]; frames: Uint8Array[] }
+  | {
+      t: "frames";
+      c: string;
+      seq: number;
+      senders: readonly number[];
+      frames: Uint8Array[];
+      slots: Int32Array;
+    }
   /** An engine's SchedulerStats (packed with packArgs), to every thread of the connection (stats-relay.ts). */
   | { t: "stats"; c: string; engineIndex: number; stats: SchedulerStats }
   /** These requests failed (engine dead). */

@@ -67,13 +67,21 @@ export interface ConnectionDiagnostics {
   lastProtocolError: ProtocolError | null;
 }
 
-/** Receives one request's outputs on the thread that submitted it, once per engine step (batched). */
+/**
+ * Receives one request's outputs on the thread that submitted it. Exactly one of `output` with a
+ * finishReason, `aborted` or `fail` ends it; nothing is called after that.
+ */
 export interface RequestSink {
-  /** The outputs of one engine step for this request; the last one may carry finishReason. */
-  outputs(batch: EngineCoreOutput[], meta: { engineIndex: number; timestamp: number }): void;
+  /** One engine step's output for this request, in order; the last one carries finishReason. */
+  output(output: EngineCoreOutput, engineIndex: number, timestamp: number): void;
+  /**
+   * A client aborted the request (RuntimeConnection.abort, on this thread or another): the engine sends no
+   * final output for it, so this is the end.
+   */
+  aborted(engineIndex: number): void;
   /**
    * EngineDeadError / ProtocolError (an undecodable output named the request or killed its engine) /
-   * RuntimeCrashedError / ClientClosedError / RequestStreamClosedError. Called at most once.
+   * RuntimeCrashedError / ClientClosedError / RequestStreamClosedError.
    */
   fail(error: Error): void;
 }
@@ -97,15 +105,19 @@ export interface RuntimeConnection {
     options?: { owner?: object },
   ): Promise<{ engineIndex: number }>;
   /**
-   * Aborts the requests that are still live and returns their ids. The sinks of this thread stop receiving
-   * anything at once; with `notify` they first get, at once, a final output with finishReason ABORT. Sinks
-   * of other threads always get that final ABORT output.
+   * Aborts the requests that are still live and returns their ids. Their sinks end with `aborted`: at once
+   * on this thread, as soon as the runtime tells them on other threads.
    */
-  abort(requestIds: readonly string[], options?: { notify?: boolean }): Promise<string[]>;
+  abort(requestIds: readonly string[]): Promise<string[]>;
   /**
-   * Ends this thread's live requests that were submitted with `owner` (e.g. one of several clients sharing
-   * the connection on this thread): their sinks fail with `error` and the requests are aborted on their
-   * engines. The connection stays attached.
+   * Registers `owner` (e.g. one of several clients sharing the connection on this thread) as a user of the
+   * connection on this thread; `release(owner)` undoes it.
+   */
+  retain(owner: object): void;
+  /**
+   * Ends this thread's live requests that were submitted with `owner`: their sinks fail with `error` and the
+   * requests are aborted on their engines. When `owner` was the last retained owner of this thread, the
+   * thread then detaches (as `detach()`); otherwise the connection stays attached.
    */
   release(owner: object, error: Error): Promise<void>;
   /**

@@ -136,7 +136,7 @@ describe("connection on one thread", () => {
       10_000,
       "first outputs",
     );
-    expect(await conn.abort(["ab-a", "ab-b", "unknown"], { notify: true })).toEqual(["ab-a", "ab-b"]);
+    expect(await conn.abort(["ab-a", "ab-b", "unknown"])).toEqual(["ab-a", "ab-b"]);
     const [ra, rb] = await Promise.all([withTimeout(a.done, 5_000, "a"), withTimeout(b.done, 5_000, "b")]);
     expect(ra.finishReason).toBe(FinishReason.ABORT);
     expect(rb.finishReason).toBe(FinishReason.ABORT);
@@ -148,10 +148,12 @@ describe("connection on one thread", () => {
       (e) => e.event === "abort" && (e.requestIds ?? []).includes("ab-b"),
       5_000,
     );
-    // Without notify the sink just stops.
+    // The sink ends with `aborted` before abort() returns, and gets nothing after it.
     const c = collector();
     await conn.submit(request("ab-c", 100_000), c.sink);
-    expect(await conn.abort(["ab-c"])).toEqual(["ab-c"]);
+    const aborting = conn.abort(["ab-c"]);
+    expect(c.result.aborted).toBe(0);
+    expect(await aborting).toEqual(["ab-c"]);
     const seen = c.result.outputs.length;
     await engines[0]!.waitForEvent(
       (e) => e.event === "abort" && (e.requestIds ?? []).includes("ab-c"),
@@ -160,6 +162,41 @@ describe("connection on one thread", () => {
     expect(c.result.outputs.length).toBe(seen);
     expect(c.result.error).toBeUndefined();
     expect(await conn.abort(["ab-c"])).toEqual([]);
+  });
+
+  it("a request that reuses an aborted request's slot gets none of the outputs still on their way to it", async () => {
+    // Forwarded frames name this thread's requests by slot, and a slot is reused as soon as its request ends
+    // here (abort is local at once; the runtime still routes the old request until it sees the ABORT).
+    const conn = await connect(1, { stepMs: 1 });
+    for (let round = 0; round < 5; round++) {
+      const old = Array.from({ length: 64 }, (_, i) => ({ id: `old-${round}-${i}`, stream: collector() }));
+      for (const o of old) await conn.submit(request(o.id, 100_000), o.stream.sink);
+      await withTimeout(
+        (async () => {
+          while (old.some((o) => o.stream.result.outputs.length < 3)) await sleep(2);
+        })(),
+        10_000,
+        "outputs of the old requests",
+      );
+      // Frames of the old requests pile up in this thread's inbox while it is busy; they are handled after
+      // the abort and the new submits below, which run in one go.
+      const busyUntil = performance.now() + 30;
+      while (performance.now() < busyUntil) {
+        // busy
+      }
+      const aborting = conn.abort(old.map((o) => o.id));
+      // Submitted before the runtime has handled the abort: these take the slots just freed.
+      const fresh = Array.from({ length: 64 }, (_, i) => ({ id: `new-${round}-${i}`, stream: collector() }));
+      const submits = fresh.map((f) => conn.submit(request(f.id, 20), f.stream.sink));
+      await aborting;
+      await Promise.all(submits);
+      for (const f of fresh) {
+        const { outputs, finishReason } = await withTimeout(f.stream.done, 10_000, f.id);
+        expect(finishReason).toBe(FinishReason.LENGTH);
+        expect(outputs.filter((o) => o.requestId !== f.id).map((o) => o.requestId)).toEqual([]);
+        expect(outputs.flatMap((o) => o.newTokenIds)).toHaveLength(20);
+      }
+    }
   });
 
   it("calls a utility on every engine with one call id per engine", async () => {

@@ -9,7 +9,7 @@ import {
   type MockEngineProcess,
   startMockEngine,
 } from "@vllm-engine-core/mock-engine";
-import type { EngineCoreOutput, EngineCoreRequest } from "@vllm-engine-core/protocol";
+import { type EngineCoreOutput, type EngineCoreRequest, FinishReason } from "@vllm-engine-core/protocol";
 import type { RequestSink } from "../src/index.ts";
 
 export function ipcAddress(tag: string): string {
@@ -43,27 +43,42 @@ export interface Collected {
   /** One entry per sink.outputs call. */
   batches: { size: number; engineIndex: number }[];
   finishReason: number | null;
+  /** The engine index `aborted` was called with (a client abort ended the request), or undefined. */
+  aborted: number | undefined;
   error: Error | undefined;
 }
 
 /** A sink that collects one request's stream; `done` settles on the final output or the failure. */
 export function collector(): { sink: RequestSink; result: Collected; done: Promise<Collected> } {
-  const result: Collected = { tokens: [], outputs: [], batches: [], finishReason: null, error: undefined };
+  const result: Collected = {
+    tokens: [],
+    outputs: [],
+    batches: [],
+    finishReason: null,
+    aborted: undefined,
+    error: undefined,
+  };
   let finish!: () => void;
   const done = new Promise<Collected>((resolve) => {
     finish = () => resolve(result);
   });
+  const end = (output: EngineCoreOutput) => {
+    if (output.finishReason !== null) {
+      result.finishReason = output.finishReason;
+      finish();
+    }
+  };
   const sink: RequestSink = {
-    outputs(batch, meta) {
-      result.batches.push({ size: batch.length, engineIndex: meta.engineIndex });
-      for (const output of batch) {
-        result.outputs.push(output);
-        result.tokens.push(...output.newTokenIds);
-        if (output.finishReason !== null) {
-          result.finishReason = output.finishReason;
-          finish();
-        }
-      }
+    output(output, engineIndex) {
+      result.batches.push({ size: 1, engineIndex });
+      result.outputs.push(output);
+      result.tokens.push(...output.newTokenIds);
+      end(output);
+    },
+    aborted(engineIndex) {
+      result.aborted = engineIndex;
+      result.finishReason = FinishReason.ABORT;
+      finish();
     },
     fail(error) {
       result.error = error;

@@ -14,7 +14,6 @@ import {
   type EngineCoreOutput,
   type EngineCoreRequest,
   encodeAddRequest,
-  FinishReason,
   ProtocolError,
   readOutputRoute,
   type UtilityOutput,
@@ -32,6 +31,9 @@ import type { LinkedConnection, RuntimeLink } from "./link.js";
 import { type SchedulerStatsListener, SchedulerStatsListeners } from "./stats-listeners.js";
 
 interface LiveRequest {
+  readonly requestId: string;
+  /** Its index in #slots: forwarded frames name the request by it (see ToHost "frames"). */
+  readonly slot: number;
   readonly sink: RequestSink;
   /** Who submitted it on this thread (RuntimeConnection.release ends what one owner submitted). */
   readonly owner: object | undefined;
@@ -53,6 +55,11 @@ export class ThreadConnection implements RuntimeConnection, LinkedConnection {
   readonly #link: RuntimeLink;
   readonly #id: string;
   readonly #requests = new Map<string, LiveRequest>();
+  /** The same requests by slot; freed slots are reused (#freeSlots). */
+  readonly #slots: (LiveRequest | undefined)[] = [];
+  readonly #freeSlots: number[] = [];
+  /** Who retained the connection on this thread (see RuntimeConnection.retain). */
+  readonly #owners = new Set<object>();
   readonly #healthListeners = new Set<(error: Error) => void>();
   readonly #statsListeners = new SchedulerStatsListeners(); // issue 12
   readonly #onGone: () => void;
@@ -97,7 +104,10 @@ export class ThreadConnection implements RuntimeConnection, LinkedConnection {
     // Encoded once, here: it validates the request on the caller's thread and keeps the runtime thread
     // free (with a DP coordinator the runtime only stamps the current wave into these bytes).
     const frames = encodeAddRequest(request).map(ownedFrame);
+    const slot = this.#freeSlots.pop() ?? this.#slots.length;
     const live: LiveRequest = {
+      requestId,
+      slot,
       sink,
       owner: options.owner,
       engineIndex: -1,
@@ -105,51 +115,61 @@ export class ThreadConnection implements RuntimeConnection, LinkedConnection {
       failing: false,
     };
     this.#requests.set(requestId, live);
+    this.#slots[slot] = live;
     try {
       const reply = await this.#link.call({
         t: "submit",
         connectionId: this.#id,
         requestId,
+        slot,
         dataParallelRank: request.dataParallelRank ?? null,
         frames,
       }).result;
       live.engineIndex = reply.engineIndex;
       return { engineIndex: reply.engineIndex };
     } catch (error) {
-      this.#drop(requestId, live);
+      this.#drop(live);
       throw error;
     }
   }
 
-  async abort(requestIds: readonly string[], options: { notify?: boolean } = {}): Promise<string[]> {
+  async abort(requestIds: readonly string[]): Promise<string[]> {
     this.#assertOpen();
-    const notify = options.notify ?? false;
-    // This thread's sinks end at once (with notify: with their final ABORT output); outputs already on
-    // their way are dropped. The one place a request of this thread is finalised by an abort.
+    // This thread's sinks end at once; outputs already on their way are dropped. The one place a request of
+    // this thread is finalised by its own abort (other threads' aborts arrive as ToHost "aborted").
     for (const requestId of requestIds) {
       const live = this.#requests.get(requestId);
-      if (live === undefined || !this.#drop(requestId, live)) continue;
-      if (notify) this.#deliverAborted(requestId, live, live.engineIndex);
+      if (live !== undefined && this.#drop(live)) safely(() => live.sink.aborted(live.engineIndex));
     }
     const result = await this.#link.call({
       t: "abort",
       connectionId: this.#id,
       requestIds: [...requestIds],
-      notify,
     }).result;
     return result.live.map(([requestId]) => requestId);
   }
 
+  retain(owner: object): void {
+    this.#assertOpen();
+    this.#owners.add(owner);
+  }
+
   async release(owner: object, error: Error): Promise<void> {
     const owned: string[] = [];
-    for (const [requestId, live] of [...this.#requests]) {
-      if (live.owner !== owner || !this.#drop(requestId, live)) continue;
-      owned.push(requestId);
+    for (const live of [...this.#requests.values()]) {
+      if (live.owner !== owner || !this.#drop(live)) continue;
+      owned.push(live.requestId);
       safely(() => live.sink.fail(error));
+    }
+    // The last owner that retained the connection here: the thread is done with it (detach aborts what is
+    // left of this thread's requests on the runtime).
+    if (this.#owners.delete(owner) && this.#owners.size === 0) {
+      await this.detach();
+      return;
     }
     if (owned.length === 0 || this.#closed !== undefined) return;
     try {
-      await this.#link.call({ t: "abort", connectionId: this.#id, requestIds: owned, notify: false }).result;
+      await this.#link.call({ t: "abort", connectionId: this.#id, requestIds: owned }).result;
     } catch {
       // The connection or the runtime is gone: nothing left to abort.
     }
@@ -226,7 +246,7 @@ export class ThreadConnection implements RuntimeConnection, LinkedConnection {
         }
         if (decoded.kind === "outputs") {
           const { engineIndex, timestamp, outputs, finishedRequests } = decoded.outputs;
-          this.#deliver(engineIndex, timestamp, outputs, finishedRequests);
+          this.#deliver(engineIndex, timestamp, outputs, finishedRequests, message.slots);
         }
         return;
       }
@@ -241,8 +261,7 @@ export class ThreadConnection implements RuntimeConnection, LinkedConnection {
       case "aborted":
         for (const [requestId, engineIndex] of message.live) {
           const live = this.#requests.get(requestId);
-          if (live !== undefined && this.#drop(requestId, live))
-            this.#deliverAborted(requestId, live, engineIndex);
+          if (live !== undefined && this.#drop(live)) safely(() => live.sink.aborted(engineIndex));
         }
         return;
       case "health":
@@ -265,17 +284,28 @@ export class ThreadConnection implements RuntimeConnection, LinkedConnection {
     timestamp: number,
     outputs: readonly EngineCoreOutput[],
     finished: readonly string[] | null,
+    slots: Int32Array,
   ): void {
-    const meta = { engineIndex, timestamp };
-    // Hot path (one call per engine step with up to thousands of outputs): a request normally appears
-    // once per step, so each output goes straight to its sink, in order, without grouping structures.
+    // Hot path (one call per engine step with up to thousands of outputs): each output goes straight to
+    // its sink, in order. The runtime named each output's request by this thread's slot, so no id is
+    // hashed here; the id comparison guards a slot that was freed and reused since the runtime routed it.
+    const bySlot = slots.length === outputs.length;
     for (let i = 0; i < outputs.length; i++) {
       const output = outputs[i]!;
-      const live = this.#requests.get(output.requestId);
-      if (live === undefined || live.failing) continue;
-      if (output.finishReason !== null) this.#drop(output.requestId, live);
+      let live: LiveRequest | undefined;
+      if (bySlot) {
+        const slot = slots[i]!;
+        if (slot < 0) continue;
+        live = this.#slots[slot];
+        if (live === undefined || live.requestId !== output.requestId) continue;
+      } else {
+        live = this.#requests.get(output.requestId); // the routing read and the decode disagree: by id
+        if (live === undefined) continue;
+      }
+      if (live.failing) continue;
+      if (output.finishReason !== null) this.#drop(live);
       try {
-        live.sink.outputs([output], meta);
+        live.sink.output(output, engineIndex, timestamp);
       } catch (error) {
         rethrowLater(error);
       }
@@ -284,7 +314,7 @@ export class ThreadConnection implements RuntimeConnection, LinkedConnection {
     if (finished !== null) {
       for (const requestId of finished) {
         const live = this.#requests.get(requestId);
-        if (live !== undefined && !live.failing && this.#drop(requestId, live)) {
+        if (live !== undefined && !live.failing && this.#drop(live)) {
           safely(() => live.sink.fail(new RequestStreamClosedError({ requestId })));
         }
       }
@@ -322,19 +352,17 @@ export class ThreadConnection implements RuntimeConnection, LinkedConnection {
     });
   }
 
-  /** A request aborted by a client (this thread's or another's) ends with a final ABORT output. */
-  #deliverAborted(requestId: string, live: LiveRequest, engineIndex: number): void {
-    safely(() => live.sink.outputs([abortedOutput(requestId)], { engineIndex, timestamp: nowSeconds() }));
-  }
-
   #failRequest(requestId: string, error: Error): void {
     const live = this.#requests.get(requestId);
-    if (live !== undefined && this.#drop(requestId, live)) safely(() => live.sink.fail(error));
+    if (live !== undefined && this.#drop(live)) safely(() => live.sink.fail(error));
   }
 
-  #drop(requestId: string, live: LiveRequest): boolean {
-    if (this.#requests.get(requestId) !== live) return false;
-    this.#requests.delete(requestId);
+  /** Ends `live` in the registry (false when it already ended): its id and its slot are free again. */
+  #drop(live: LiveRequest): boolean {
+    if (this.#requests.get(live.requestId) !== live) return false;
+    this.#requests.delete(live.requestId);
+    this.#slots[live.slot] = undefined;
+    this.#freeSlots.push(live.slot);
     live.release();
     return true;
   }
@@ -349,8 +377,8 @@ export class ThreadConnection implements RuntimeConnection, LinkedConnection {
     if (this.#closed !== undefined) return;
     this.#closed = error;
     if (isHealthEvent) this.#setHealth(error);
-    for (const [requestId, live] of [...this.#requests]) {
-      if (this.#drop(requestId, live)) safely(() => live.sink.fail(error));
+    for (const live of [...this.#requests.values()]) {
+      if (this.#drop(live)) safely(() => live.sink.fail(error));
     }
     this.#link.unregister(this.#id, this);
     this.#onGone();
@@ -359,35 +387,6 @@ export class ThreadConnection implements RuntimeConnection, LinkedConnection {
   #assertOpen(): void {
     if (this.#closed !== undefined) throw this.#closed;
   }
-}
-
-/** The final output a sink gets when a client aborts its request (the engine sends none for a client abort). */
-function abortedOutput(requestId: string): EngineCoreOutput {
-  const output: EngineCoreOutput = {
-    requestId,
-    newTokenIds: [],
-    newLogprobs: null,
-    newPromptLogprobsTensors: null,
-    poolingOutput: null,
-    finishReason: FinishReason.ABORT,
-    stopReason: null,
-    events: null,
-    kvTransferParams: null,
-    ecTransferParams: null,
-    traceHeaders: null,
-    prefillStats: null,
-    routedExperts: null,
-    numNansInLogits: 0,
-  };
-  localAborts.add(output); // issue 12: stats treat a client abort apart from an engine's finish
-  return output;
-}
-
-const localAborts = new WeakSet<EngineCoreOutput>();
-
-/** True for the final output abortedOutput made (a client abort), false for anything the engine sent. */
-export function isLocalAbort(output: EngineCoreOutput): boolean {
-  return localAborts.has(output);
 }
 
 /**
@@ -421,10 +420,6 @@ function untilAborted<T>(promise: Promise<T>, signal: AbortSignal, onAbort: () =
 
 function asError(error: unknown): Error {
   return error instanceof Error ? error : new Error(String(error));
-}
-
-function nowSeconds(): number {
-  return Date.now() / 1000;
 }
 
 /** A throwing sink or listener must not break delivery to the others; its error surfaces as uncaught. */

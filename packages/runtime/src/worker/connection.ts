@@ -57,6 +57,8 @@ interface EngineState {
 
 interface TrackedRequest {
   readonly owner: ThreadPeer;
+  /** The owner thread's slot for it (CallMap submit): what forwarded frames name it by. */
+  readonly slot: number;
   readonly engine: EngineState;
 }
 
@@ -167,7 +169,7 @@ export class ConnectionService implements EngineOutputSink {
     const { requestId } = body;
     if (this.requests.has(requestId)) throw new DuplicateRequestIdError({ requestId });
     const engine = this.selectEngine(body.dataParallelRank);
-    const tracked: TrackedRequest = { owner: peer, engine };
+    const tracked: TrackedRequest = { owner: peer, slot: body.slot, engine };
     this.requests.set(requestId, tracked);
     this.ended.delete(requestId);
     engine.inflight++;
@@ -427,11 +429,28 @@ export class ConnectionService implements EngineOutputSink {
    */
   private routeStepOutputs(route: OutputRoute, frames: Buffer[], senders: readonly number[]): void {
     const { requestIds, outputFinished } = route;
-    // The one thread concerned (the common case), or the first of several.
+    const n = requestIds.length;
+    // Per owner thread, its slot of each output's request (-1: not its own): the owner then finds its
+    // requests by index, without hashing the ids it decodes. One owner is the common case.
     let owner: ThreadPeer | undefined;
-    let owners: Set<ThreadPeer> | undefined;
+    let slots: Int32Array | undefined;
+    let others: Map<ThreadPeer, Int32Array> | undefined;
     let strays: string[] | undefined;
-    for (let i = 0; i < requestIds.length; i++) {
+    const slotsOf = (peer: ThreadPeer): Int32Array => {
+      if (owner === undefined) {
+        owner = peer;
+        slots = new Int32Array(n).fill(-1);
+      }
+      if (peer === owner) return slots!;
+      others ??= new Map();
+      let theirs = others.get(peer);
+      if (theirs === undefined) {
+        theirs = new Int32Array(n).fill(-1);
+        others.set(peer, theirs);
+      }
+      return theirs;
+    };
+    for (let i = 0; i < n; i++) {
       const requestId = requestIds[i]!;
       const tracked = this.requests.get(requestId);
       if (tracked === undefined) {
@@ -440,8 +459,7 @@ export class ConnectionService implements EngineOutputSink {
         continue;
       }
       if (outputFinished[i]) this.forget(requestId, tracked, "finished");
-      if (owner === undefined) owner = tracked.owner;
-      else if (tracked.owner !== owner) owners = addOwner(owners, owner, tracked.owner);
+      slotsOf(tracked.owner)[i] = tracked.slot;
     }
     const finished = route.finishedRequests;
     if (finished !== null) {
@@ -450,8 +468,7 @@ export class ConnectionService implements EngineOutputSink {
         // Not counted: with include_finished_set vLLM also lists requests whose finish output came already.
         if (tracked === undefined) continue;
         this.forget(requestId, tracked, "finished");
-        if (owner === undefined) owner = tracked.owner;
-        else if (tracked.owner !== owner) owners = addOwner(owners, owner, tracked.owner);
+        slotsOf(tracked.owner); // the owner needs the message: it ends the request by its id
       }
     }
     if (owner === undefined) {
@@ -467,15 +484,14 @@ export class ConnectionService implements EngineOutputSink {
     }
     // Raw frames, decoded by each owner thread (which skips the outputs that are not its own); cheaper than
     // cloning decoded objects (measured; see README). `seq` names the message if an owner cannot decode it.
-    const message = {
-      t: "frames" as const,
-      c: this.id,
-      seq: ++this.forwarded,
-      senders,
-      frames: frames.map(ownedFrame),
-    };
-    owner.post(message);
-    if (owners !== undefined) for (const other of owners) if (other !== owner) other.post(message);
+    const seq = ++this.forwarded;
+    const owned = frames.map(ownedFrame);
+    owner.post({ t: "frames", c: this.id, seq, senders, frames: owned, slots: slots! });
+    if (others !== undefined) {
+      for (const [peer, theirs] of others) {
+        peer.post({ t: "frames", c: this.id, seq, senders, frames: owned, slots: theirs });
+      }
+    }
   }
 
   /** Decodes and consumes a message that no other thread receives. */
@@ -722,17 +738,6 @@ export class ConnectionService implements EngineOutputSink {
     if (!this.peers.has(peer))
       throw new ClientClosedError({ detail: "this thread is not attached to the connection" });
   }
-}
-
-/** The set of owner threads of one message, created when a second owner shows up. */
-function addOwner(
-  owners: Set<ThreadPeer> | undefined,
-  first: ThreadPeer,
-  other: ThreadPeer,
-): Set<ThreadPeer> {
-  const set = owners ?? new Set([first]);
-  set.add(other);
-  return set;
 }
 
 function asProtocolError(error: unknown): ProtocolError {
