@@ -39,12 +39,21 @@ function findEntry<E extends { labels: Labels }>(
   return undefined;
 }
 
+/**
+ * One histogram series. observe() only counts into this object's own bucket array (a bound search and three
+ * additions: the per-output inter-token latency runs it once per delivered output); the counts move into
+ * prom-client's entry when the metric is collected (a scrape: see `collectHistogramSeries`) or on flush().
+ */
 export class HistogramSeries {
   readonly #metric: Histogram;
   readonly #internals: Internals<HistogramEntry>;
   readonly #labels: Labels;
-  readonly #bounds: number[];
+  readonly #bounds: Float64Array;
   readonly #keys: string[];
+  /** Observations not yet in prom-client's entry: per bucket (the last one is +Inf), their sum and count. */
+  readonly #pending: Float64Array;
+  #pendingSum = 0;
+  #pendingCount = 0;
   #map: Record<string, HistogramEntry> | undefined;
   #entry: HistogramEntry | undefined;
 
@@ -52,10 +61,12 @@ export class HistogramSeries {
     this.#metric = metric;
     this.#internals = metric as unknown as Internals<HistogramEntry>;
     this.#labels = labels;
-    this.#bounds = [...(this.#internals.upperBounds ?? [])];
-    this.#keys = this.#bounds.map(String);
+    this.#bounds = Float64Array.from(this.#internals.upperBounds ?? []);
+    this.#keys = Array.from(this.#bounds, String);
+    this.#pending = new Float64Array(this.#bounds.length + 1);
     metric.zero(labels);
     this.#find();
+    seriesOf(metric).push(this);
   }
 
   #find(): void {
@@ -64,22 +75,63 @@ export class HistogramSeries {
   }
 
   observe(value: number): void {
-    const entry = this.#entry;
-    if (entry === undefined || this.#internals.hashMap !== this.#map || !Number.isFinite(value)) {
+    if (!Number.isFinite(value)) {
+      // prom-client's own rules for NaN / ±Infinity, in order with what is pending.
+      this.flush();
       this.#metric.observe(this.#labels, value);
       this.#find();
       return;
     }
     const bounds = this.#bounds;
-    for (let i = 0; i < bounds.length; i++) {
-      if (value <= bounds[i]!) {
-        entry.bucketValues[this.#keys[i]!]! += 1;
-        break;
+    const n = bounds.length;
+    let i = 0;
+    while (i < n && value > bounds[i]!) i++;
+    this.#pending[i]! += 1;
+    this.#pendingSum += value;
+    this.#pendingCount += 1;
+  }
+
+  /** Moves the pending observations into prom-client's entry (after a reset of the metric: into the new one). */
+  flush(): void {
+    if (this.#pendingCount === 0) return;
+    if (this.#entry === undefined || this.#internals.hashMap !== this.#map) {
+      this.#metric.zero(this.#labels);
+      this.#find();
+    }
+    const entry = this.#entry!;
+    const pending = this.#pending;
+    const keys = this.#keys;
+    for (let i = 0; i < keys.length; i++) {
+      if (pending[i] !== 0) {
+        entry.bucketValues[keys[i]!]! += pending[i]!;
+        pending[i] = 0;
       }
     }
-    entry.sum += value;
-    entry.count += 1;
+    pending[keys.length] = 0; // +Inf: prom-client derives it from the count
+    entry.sum += this.#pendingSum;
+    entry.count += this.#pendingCount;
+    this.#pendingSum = 0;
+    this.#pendingCount = 0;
   }
+}
+
+const seriesByMetric = new WeakMap<Histogram, HistogramSeries[]>();
+
+function seriesOf(metric: Histogram): HistogramSeries[] {
+  let list = seriesByMetric.get(metric);
+  if (list === undefined) {
+    list = [];
+    seriesByMetric.set(metric, list);
+  }
+  return list;
+}
+
+/**
+ * The `collect` of every histogram that has HistogramSeries: prom-client calls it (with the metric as `this`)
+ * before it reads the metric's values, so a scrape sees every observation made before it.
+ */
+export function collectHistogramSeries(this: Histogram): void {
+  for (const series of seriesByMetric.get(this) ?? []) series.flush();
 }
 
 export class CounterSeries {

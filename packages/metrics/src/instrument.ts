@@ -17,7 +17,7 @@ import {
   REQUEST_PARAMS_N_BUCKETS,
   TIME_TO_FIRST_TOKEN_BUCKETS,
 } from "./buckets.js";
-import { CounterSeries, HistogramSeries } from "./fast-series.js";
+import { CounterSeries, collectHistogramSeries, HistogramSeries } from "./fast-series.js";
 
 /** What instrument() reads of the client. */
 export type MetricsClient = Pick<
@@ -83,7 +83,7 @@ export function instrument(client: MetricsClient, options: InstrumentOptions = {
   const counter = (name: string, help: string, more: string[] = []) =>
     new Counter({ name: `${name}_total`, help, labelNames: [...base, ...more], registers });
   const histogram = (name: string, help: string, buckets: number[]) =>
-    new Histogram({ name, help, buckets, labelNames: base, registers });
+    new Histogram({ name, help, buckets, labelNames: base, registers, collect: collectHistogramSeries });
   const maxModelLen = client.maxModelLen;
 
   // ---- scheduler state (gauges) --------------------------------------------------------------
