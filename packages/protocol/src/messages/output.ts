@@ -17,6 +17,12 @@ export type OutputMessage = { kind: "dead" } | { kind: "outputs"; outputs: Engin
 export function decodeOutputMessage(frames: readonly Uint8Array[]): OutputMessage {
   if (isEngineCoreDead(frames)) return { kind: "dead" };
   const outputs = decodeEngineCoreOutputs(frames);
+  checkOutputShape(outputs);
+  return { kind: "outputs", outputs };
+}
+
+/** Throws the ProtocolError of a decoded EngineCoreOutputs whose shape vLLM never sends. */
+export function checkOutputShape(outputs: EngineCoreOutputs): void {
   const problem = outputShapeProblem({
     requests:
       outputs.outputs.length > 0 || outputs.schedulerStats !== null || outputs.finishedRequests !== null,
@@ -25,7 +31,6 @@ export function decodeOutputMessage(frames: readonly Uint8Array[]): OutputMessag
     startWave: outputs.startWave !== null,
   });
   if (problem !== undefined) throw new ProtocolError({ struct: "EngineCoreOutputs", ...problem });
-  return { kind: "outputs", outputs };
 }
 
 /** The parts of an EngineCoreOutputs message that vLLM never combines. */

@@ -195,6 +195,29 @@ export class Reader {
     return this.strBody(n);
   }
 
+  /**
+   * A str expected to equal `known`: when its bytes are exactly `known`'s characters, all ASCII, returns
+   * `known` itself (no new string built or hashed later); otherwise the str as str() reads it.
+   */
+  knownStr(known: string): string {
+    const n = this.strHeader();
+    const start = this.pos;
+    if (n === known.length && start + n <= this.end) {
+      const buf = this.buf;
+      let k = 0;
+      while (k < n) {
+        const b = buf[start + k]!;
+        if (b >= 0x80 || b !== known.charCodeAt(k)) break;
+        k++;
+      }
+      if (k === n) {
+        this.pos = start + n;
+        return known;
+      }
+    }
+    return this.strBody(n);
+  }
+
   strBody(n: number): string {
     const start = this.pos;
     const stop = start + n;

@@ -235,6 +235,11 @@ export type ShapedDecoders = {
 } & {
   /** The internal entry point (a struct codec over a whole message), for the per-struct round trips. */
   decodeFrames<T>(codec: Codec<T, unknown>, frames: readonly Uint8Array[], struct: string): T;
+  decodeOutputMessageKnowing(
+    frames: readonly Uint8Array[],
+    slots: Int32Array,
+    known: readonly (protocol.KnownRequest | undefined)[],
+  ): protocol.OutputMessage;
 };
 
 /** Every decoder, run on `shapes` (the first one is the reference). */
@@ -249,6 +254,11 @@ export function decodersFor(shapes: readonly FrameShape[]): ShapedDecoders {
   }
   out.decodeFrames = <T>(codec: Codec<T, unknown>, frames: readonly Uint8Array[], struct: string) =>
     decodeInShapes(frames, (f) => decodeFramesOnce(codec, f, struct), shapes);
+  out.decodeOutputMessageKnowing = (
+    frames: readonly Uint8Array[],
+    slots: Int32Array,
+    known: readonly (protocol.KnownRequest | undefined)[],
+  ) => decodeInShapes(frames, (f) => protocol.decodeOutputMessageKnowing(f, slots, known), shapes);
   return out as ShapedDecoders;
 }
 
@@ -268,12 +278,14 @@ export const {
   decodeStartDpWavePayload,
   engineIndexFromIdentity,
   decodeFrames,
+  decodeOutputMessageKnowing,
 } = everyShape;
 
 /** Names of the public decoders this module wraps. */
 export const WRAPPED_DECODERS: readonly string[] = [
   ...Object.keys(frameDecoders),
   ...Object.keys(payloadDecoders),
+  "decodeOutputMessageKnowing",
 ];
 
 /** An export of the package that reads frames: what a test must not call except through this module. */

@@ -10,10 +10,11 @@ import {
   serializeError,
 } from "@vllm-engine-core/errors";
 import {
-  decodeOutputMessage,
+  decodeOutputMessageKnowing,
   type EngineCoreOutput,
   type EngineCoreRequest,
   encodeAddRequest,
+  type OutputMessage,
   ProtocolError,
   readOutputRoute,
   type UtilityOutput,
@@ -236,10 +237,12 @@ export class ThreadConnection implements RuntimeConnection, LinkedConnection {
   onMessage(message: LinkMessage): void {
     switch (message.t) {
       case "frames": {
-        // The one full decode of an engine step's outputs (the runtime only read the request ids).
-        let decoded: ReturnType<typeof decodeOutputMessage>;
+        // The one full decode of an engine step's outputs (the runtime only read the request ids). The
+        // runtime's slots say which of this thread's requests each output names: their ids are compared, not
+        // rebuilt, and the lookup below is by slot.
+        let decoded: OutputMessage;
         try {
-          decoded = decodeOutputMessage(message.frames);
+          decoded = decodeOutputMessageKnowing(message.frames, message.slots, this.#slots);
         } catch (error) {
           this.#undecodable(message, error);
           return;
@@ -288,7 +291,8 @@ export class ThreadConnection implements RuntimeConnection, LinkedConnection {
   ): void {
     // Hot path (one call per engine step with up to thousands of outputs): each output goes straight to
     // its sink, in order. The runtime named each output's request by this thread's slot, so no id is
-    // hashed here; the id comparison guards a slot that was freed and reused since the runtime routed it.
+    // hashed here; the id comparison (the same string object when the decode matched it) guards a slot that
+    // was freed and reused since the runtime routed it.
     const bySlot = slots.length === outputs.length;
     for (let i = 0; i < outputs.length; i++) {
       const output = outputs[i]!;
