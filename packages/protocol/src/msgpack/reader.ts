@@ -497,8 +497,28 @@ function plainView(frame: Uint8Array): Uint8Array {
 
 const fromCharCode = String.fromCharCode;
 
+/**
+ * Node's Buffer latin1 slice (it accepts any Uint8Array): one native call that builds a flat string, which for
+ * ASCII bytes (checked first) is the string asciiString builds. From about 24 bytes — request ids are longer —
+ * it is cheaper to build and to hash than the chunks joined below, a cons string that is flattened when first
+ * hashed (/tmp micro-benchmark: 36-byte ids built and looked up in a Map, 705 → 508 ns under load; 64 bytes
+ * 861 → 513 ns). Undefined outside Node: then the chunks are used for every length.
+ */
+const latin1Slice = (
+  globalThis as {
+    Buffer?: { prototype: { latin1Slice?: (this: Uint8Array, start: number, end: number) => string } };
+  }
+).Buffer?.prototype.latin1Slice;
+const LATIN1_SLICE_FROM = 24;
+
 /** Bytes [start, stop) as a string if they are all ASCII, else null (16/4/1-byte steps, ASCII check fused in). */
 export function asciiString(buf: Uint8Array, start: number, stop: number): string | null {
+  if (latin1Slice !== undefined && stop - start >= LATIN1_SLICE_FROM) {
+    let any = 0;
+    for (let j = start; j < stop; j++) any |= buf[j]!;
+    if (any & 0x80) return null;
+    return latin1Slice.call(buf, start, stop);
+  }
   let out = "";
   let j = start;
   while (stop - j >= 16) {
