@@ -9,7 +9,9 @@ Decoding uses python3-msgpack (Debian) into plain lists instead of vLLM's msgspe
 Input (stdin, JSON): handshakeAddress, requests [[hex frame, ...], ...] (pre-encoded ADD frames without the
 identity), warmupS, measureS, creditFile (replay engine flow control, or null). Output: lines "window-start" / "window-end" when the measurement
 window opens / closes, then one JSON line with the result.
-Requires /usr/bin/python3 with python3-zmq and python3-msgpack; exits 3 when they are missing.
+Requires /usr/bin/python3 with python3-zmq and python3-msgpack; exits 3 when they are missing (printing
+{"skipped": ...} before reading stdin). `--check` only imports them: {"ok": true} and exit 0, or the same
+skip; the bench runs it first, so that it never writes a config to a child that is about to exit.
 """
 
 import asyncio
@@ -225,4 +227,7 @@ async def main():
 
 
 if __name__ == "__main__":
-    asyncio.run(main())
+    if sys.argv[1:] == ["--check"]:
+        print(json.dumps({"ok": True}), flush=True)
+    else:
+        asyncio.run(main())

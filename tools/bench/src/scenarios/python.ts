@@ -37,20 +37,66 @@ function skipped(streams: number, reason: string): ThroughputResult {
   };
 }
 
-export async function pythonThroughput(o: ThroughputOptions): Promise<ThroughputResult> {
-  if (!existsSync(PYTHON)) return skipped(o.streams, `${PYTHON} not found`);
+export interface PythonThroughputOptions extends ThroughputOptions {
+  /** The interpreter and its flags; default [PYTHON]. (Tests pass `-S`: no site-packages, no modules.) */
+  python?: readonly string[];
+}
+
+const missingModules = (reason: string) => `${reason} (install python3-zmq python3-msgpack)`;
+
+/** The script's `--check`: the skip reason when the modules are missing, undefined when they import. */
+async function checkModules(python: readonly string[]): Promise<string | undefined> {
+  const [command, ...flags] = python as [string, ...string[]];
+  const child = spawn(command, [...flags, SCRIPT, "--check"], { stdio: ["ignore", "pipe", "pipe"] });
+  let stdout = "";
+  let stderr = "";
+  child.stdout.setEncoding("utf8").on("data", (d: string) => {
+    stdout += d;
+  });
+  child.stderr.setEncoding("utf8").on("data", (d: string) => {
+    stderr += d;
+  });
+  const code = await new Promise<number | null | Error>((resolve) => {
+    child.once("error", resolve);
+    child.once("close", resolve);
+  });
+  if (code instanceof Error) return `${command} could not be started: ${code.message}`;
+  const last = stdout.trim().split("\n").pop() ?? "";
+  const answer = (last.startsWith("{") ? JSON.parse(last) : {}) as { ok?: boolean; skipped?: string };
+  if (answer.skipped) return missingModules(answer.skipped);
+  if (code === 0 && answer.ok) return undefined;
+  throw new Error(`the Python module check failed (exit ${code}): ${stderr.trim().slice(-2000)}`);
+}
+
+export async function pythonThroughput(o: PythonThroughputOptions): Promise<ThroughputResult> {
+  const python = o.python ?? [PYTHON];
+  if (!existsSync(python[0]!)) return skipped(o.streams, `${python[0]} not found`);
+  // Before the engine starts and before any write to the loop's stdin: a loop that lacks its modules
+  // exits at once, and a config larger than the pipe buffer (1,024 streams) then fails with EPIPE.
+  const missing = await checkModules(python);
+  if (missing !== undefined) return skipped(o.streams, missing);
   const engine = await startLoadEngine(engineSpecFor(o));
   try {
     const requests = loadStreamIds(o.streams).map((id) =>
       encodeAddRequest(wireRequest(id, 100_000_000)).map((f) => Buffer.from(f).toString("hex")),
     );
-    const child = spawn(PYTHON, [SCRIPT], { stdio: ["pipe", "pipe", "pipe"] });
+    const [command, ...flags] = python as [string, ...string[]];
+    const child = spawn(command, [...flags, SCRIPT], { stdio: ["pipe", "pipe", "pipe"] });
     const cpu = new CpuWindow(engine.pid, child.pid ?? -1);
     let stderr = "";
     child.stderr.setEncoding("utf8").on("data", (d: string) => {
       stderr += d;
     });
-    const exited = new Promise<number | null>((resolve) => child.once("exit", resolve));
+    // A loop that exits before reading its config (it should not after the check) makes the write fail
+    // with EPIPE: that is reported with its exit below, not thrown from the stream.
+    let stdinError: Error | undefined;
+    child.stdin.on("error", (error) => {
+      stdinError = error;
+    });
+    const exited = new Promise<number | null>((resolve) => {
+      child.once("exit", resolve);
+      child.once("error", () => resolve(null));
+    });
     child.stdin.end(
       JSON.stringify({
         handshakeAddress: engine.handshakeAddress,
@@ -67,10 +113,12 @@ export async function pythonThroughput(o: ThroughputOptions): Promise<Throughput
       else if (line.startsWith("{")) outcome = JSON.parse(line) as PythonOutcome;
     }
     const code = await exited;
-    if (outcome?.skipped)
-      return skipped(o.streams, `${outcome.skipped} (install python3-zmq python3-msgpack)`);
+    if (outcome?.skipped) return skipped(o.streams, missingModules(outcome.skipped));
     if (code !== 0 || outcome?.tokens === undefined || outcome.windowMs === undefined) {
-      throw new Error(`the Python frontend loop failed (exit ${code}): ${stderr.trim().slice(-2000)}`);
+      const write = stdinError ? ` (writing its config: ${stdinError.message})` : "";
+      throw new Error(
+        `the Python frontend loop failed (exit ${code})${write}: ${stderr.trim().slice(-2000)}`,
+      );
     }
     return {
       runner: "python",
