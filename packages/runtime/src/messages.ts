@@ -1,5 +1,6 @@
 // The one definition of every message that crosses a thread boundary inside the runtime package:
-//   host channel  (BroadcastChannel, every thread ↔ the main-thread host): runtime rendezvous
+//   host channel  (BroadcastChannel, every thread ↔ the main-thread host): the rendezvous; its messages
+//                 are private to host/rendezvous.ts, which holds both ends
 //   control       (BroadcastChannel per runtime generation): a thread introduces its link
 //   link          (BroadcastChannel per thread and generation): calls, replies, outputs
 //   parent port   (runtime worker ↔ the main-thread supervisor): load reports, retirement
@@ -18,8 +19,6 @@ import {
 } from "@vllm-engine-core/protocol";
 import type { ConnectionDiagnostics } from "./types.js";
 
-export const HOST_CHANNEL = `vllm-engine-core:host:v${RUNTIME_PROTOCOL_VERSION}`;
-
 export function controlChannelName(gen: string): string {
   return `vllm-engine-core:runtime:v${RUNTIME_PROTOCOL_VERSION}:${gen}`;
 }
@@ -32,23 +31,12 @@ export function linkChannelName(gen: string, threadKey: string): string {
 export const RUNTIME_RETIRING = "RuntimeRetiring";
 
 // ---------------------------------------------------------------------------------------------------
-// Host channel: a thread asks the main-thread host for a runtime; the host broadcasts runtime fates.
-
-export type HostRequest = { t: "ensure"; nonce: string } | { t: "locate"; nonce: string; gen: string };
-
-export type HostReply =
-  /** The main-thread host received the request (the runtime may still be starting). */
-  | { t: "ack"; nonce: string }
-  | { t: "runtime"; nonce: string; gen: string }
-  | { t: "gone"; nonce: string; gen: string; fate: RuntimeFate }
-  | { t: "unavailable"; nonce: string; error: SerializedError };
+// What the main-thread host knows of a runtime generation (the host channel itself: host/rendezvous.ts).
 
 export type RuntimeFate = { kind: "crashed"; error: SerializedError } | { kind: "retired" };
 
-/** Broadcast by the main-thread host when a runtime generation ends. */
-export type HostBroadcast = { t: "ended"; gen: string; fate: RuntimeFate };
-
-export type HostChannelMessage = HostRequest | HostReply | HostBroadcast;
+/** Whether a generation still accepts work, or how it ended. */
+export type RuntimeWhereabouts = { alive: true } | { alive: false; fate: RuntimeFate };
 
 // ---------------------------------------------------------------------------------------------------
 // Control channel of one runtime generation.

@@ -16,9 +16,8 @@ import {
   type ToRuntime,
 } from "../messages.js";
 import { WELCOME_TIMEOUT_MS } from "../timing.js";
-import { onHostMessage } from "./host-channel.js";
 import { newId } from "./ids.js";
-import { locateRuntime } from "./locate.js";
+import { locateRuntime, onRuntimeEnded } from "./rendezvous.js";
 import { threadHeartbeat } from "./sentinel.js";
 
 /** What a link delivers to the thread-local state of one connection. */
@@ -239,10 +238,7 @@ export function linkTo(gen: string): Promise<RuntimeLink> {
 function watchRuntimes(): void {
   if (watching) return;
   watching = true;
-  onHostMessage((message) => {
-    if (message.t !== "ended") return;
-    links.get(message.gen)?.link?.end(message.fate);
-  });
+  onRuntimeEnded((gen, fate) => links.get(gen)?.link?.end(fate));
   if (!isMainThread) {
     // Fast path for a worker thread that ends normally: tell the runtimes right away instead of
     // letting them wait for the sentinel to go stale. terminate() skips this; the sentinel covers it.
