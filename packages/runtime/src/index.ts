@@ -1,7 +1,7 @@
 // @vllm-engine-core/runtime — the host side of the runtime: loadable on any thread, never loads zeromq.
 // Importing it on the main thread installs the main-thread host (an unref'd BroadcastChannel listener)
 // that spawns the runtime worker for connections opened from worker threads.
-import { mainThreadSupervisor } from "./host/supervisor.js";
+import { mainThreadSupervisor } from "./host/rendezvous.js";
 
 mainThreadSupervisor();
 

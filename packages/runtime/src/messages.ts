@@ -1,10 +1,12 @@
 // The one definition of every message that crosses a thread boundary inside the runtime package:
-//   host channel  (BroadcastChannel, every thread ↔ the main-thread host): runtime rendezvous
+//   host channel  (BroadcastChannel, every thread ↔ the main-thread host): the rendezvous; its messages
+//                 are private to host/rendezvous.ts, which holds both ends
 //   control       (BroadcastChannel per runtime generation): a thread introduces its link
 //   link          (BroadcastChannel per thread and generation): calls, replies, outputs
 //   parent port   (runtime worker ↔ the main-thread supervisor): load reports, retirement
 // Messages are tagged objects (`t`); calls carry an id that the reply echoes. Errors travel as
 // SerializedError (protocol's serializeError) and are rebuilt as typed classes on the receiving side.
+import type { BroadcastChannel } from "node:worker_threads";
 import type { ResolvedConfig } from "@vllm-engine-core/config";
 import type { SerializedError } from "@vllm-engine-core/errors";
 import {
@@ -18,7 +20,13 @@ import {
 } from "@vllm-engine-core/protocol";
 import type { ConnectionDiagnostics } from "./types.js";
 
-export const HOST_CHANNEL = `vllm-engine-core:host:v${RUNTIME_PROTOCOL_VERSION}`;
+/**
+ * Listen on a channel of this protocol. Node types what arrives as `any` (a structured clone carries no
+ * type); the handler states the message type of the channel, which is this module's contract for it.
+ */
+export function receive<T>(channel: BroadcastChannel, handler: (message: T) => void): void {
+  channel.onmessage = (event) => handler(event.data);
+}
 
 export function controlChannelName(gen: string): string {
   return `vllm-engine-core:runtime:v${RUNTIME_PROTOCOL_VERSION}:${gen}`;
@@ -32,23 +40,12 @@ export function linkChannelName(gen: string, threadKey: string): string {
 export const RUNTIME_RETIRING = "RuntimeRetiring";
 
 // ---------------------------------------------------------------------------------------------------
-// Host channel: a thread asks the main-thread host for a runtime; the host broadcasts runtime fates.
-
-export type HostRequest = { t: "ensure"; nonce: string } | { t: "locate"; nonce: string; gen: string };
-
-export type HostReply =
-  /** The main-thread host received the request (the runtime may still be starting). */
-  | { t: "ack"; nonce: string }
-  | { t: "runtime"; nonce: string; gen: string }
-  | { t: "gone"; nonce: string; gen: string; fate: RuntimeFate }
-  | { t: "unavailable"; nonce: string; error: SerializedError };
+// What the main-thread host knows of a runtime generation (the host channel itself: host/rendezvous.ts).
 
 export type RuntimeFate = { kind: "crashed"; error: SerializedError } | { kind: "retired" };
 
-/** Broadcast by the main-thread host when a runtime generation ends. */
-export type HostBroadcast = { t: "ended"; gen: string; fate: RuntimeFate };
-
-export type HostChannelMessage = HostRequest | HostReply | HostBroadcast;
+/** Whether a generation still accepts work, or how it ended. */
+export type RuntimeWhereabouts = { alive: true } | { alive: false; fate: RuntimeFate };
 
 // ---------------------------------------------------------------------------------------------------
 // Control channel of one runtime generation.
@@ -67,8 +64,10 @@ export interface Hello {
 
 /**
  * The one request/response map of the link: each call's body (tagged `t`) and what the runtime answers.
- * CallBody, CallResult and RuntimeLink.call are derived from it, so a caller gets its reply typed by the
- * tag it sent, with no cast.
+ * Everything else is derived from it, with no cast on either side: RuntimeLink.call returns the result type
+ * of the tag it sent; the runtime serves each tag with a handler that must return that tag's result
+ * (RuntimeService's CallHandlers); a reply echoes its call's tag (CallReply), which is how the link
+ * gives the value its type when it arrives. Adding a call = one entry here, one handler, one pending map.
  */
 export interface CallMap {
   connect: { body: { config: ResolvedConfig }; result: AttachResult };
@@ -107,10 +106,21 @@ export type CallName = keyof CallMap;
 /** The body of call `K` (all calls when K is not narrowed). */
 export type CallBody<K extends CallName = CallName> = { [N in K]: { t: N } & CallMap[N]["body"] }[K];
 
-/** What the runtime answers to call `K`. */
-export type CallResult<K extends CallName = CallName> = CallMap[K]["result"];
+// A flat map keeps CallResult<K> strict for a generic K (CallMap[K]["result"] would accept any call's result).
+type CallResults = { [N in CallName]: CallMap[N]["result"] };
 
-export type CallMessage = CallBody & { id: number };
+/** What the runtime answers to call `K`. */
+export type CallResult<K extends CallName = CallName> = CallResults[K];
+
+/** Call `K` as it crosses to the runtime: its body and the id its reply echoes. */
+export type CallMessage<K extends CallName = CallName> = CallBody<K> & { id: number };
+
+/** The runtime's answer to call `K`: its id and its tag, and that call's result or the error it failed with. */
+export type CallReply<K extends CallName = CallName> = {
+  [N in K]:
+    | { t: "ok"; call: N; id: number; value: CallResult<N> }
+    | { t: "err"; call: N; id: number; error: SerializedError };
+}[K];
 
 export type ToRuntime =
   | CallMessage
@@ -165,8 +175,7 @@ export type ToHost =
   | { t: "welcome" }
   /** The runtime declared this thread dead (its sentinel stopped beating) and released its requests. */
   | { t: "evicted" }
-  | { t: "ok"; id: number; value: CallResult }
-  | { t: "err"; id: number; error: SerializedError }
+  | CallReply
   /**
    * One engine step's output message, undecoded, sent to each thread that owns a request it names: the
    * thread decodes it and delivers its own requests' outputs. `slots[i]` is the receiving thread's slot of

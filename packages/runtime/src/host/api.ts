@@ -7,7 +7,7 @@ import { CANCEL_CONFIRM_TIMEOUT_MS, RETIRING_RETRIES } from "../timing.js";
 import type { ConnectionHandle, RuntimeConnection } from "../types.js";
 import { ThreadConnection } from "./connection.js";
 import { isRetiring, linkTo, type RuntimeLink } from "./link.js";
-import { ensureRuntime, locateRuntime } from "./locate.js";
+import { ensureRuntime, locateRuntime } from "./rendezvous.js";
 
 /** This thread's live connections, so attaching twice returns the same object. */
 const connections = new Map<string, ThreadConnection>();

@@ -6,19 +6,22 @@ import { BroadcastChannel, isMainThread, threadId } from "node:worker_threads";
 import { ClientClosedError, deserializeError } from "@vllm-engine-core/errors";
 import {
   type CallBody,
+  type CallMessage,
+  type CallName,
+  type CallReply,
   type CallResult,
   controlChannelName,
   type Hello,
   linkChannelName,
   RUNTIME_RETIRING,
   type RuntimeFate,
+  receive,
   type ToHost,
   type ToRuntime,
 } from "../messages.js";
 import { WELCOME_TIMEOUT_MS } from "../timing.js";
-import { onHostMessage } from "./host-channel.js";
 import { newId } from "./ids.js";
-import { locateRuntime } from "./locate.js";
+import { locateRuntime, onRuntimeEnded } from "./rendezvous.js";
 import { threadHeartbeat } from "./sentinel.js";
 
 /** What a link delivers to the thread-local state of one connection. */
@@ -28,10 +31,13 @@ export interface LinkedConnection {
   onRuntimeEnded(error: Error): void;
 }
 
-interface PendingCall {
-  resolve(value: CallResult): void;
-  reject(error: Error): void;
+interface PendingCall<K extends CallName> {
+  resolve: (value: CallResult<K>) => void;
+  reject: (error: Error) => void;
 }
+
+/** Pending calls by tag, then id: a reply names both, so its value meets its call's type with no cast. */
+type PendingCalls = { [K in CallName]: Map<number, PendingCall<K>> };
 
 const threadKey = `${threadId}-${newId().slice(0, 8)}`;
 
@@ -39,7 +45,16 @@ export class RuntimeLink {
   readonly gen: string;
   private readonly channel: BroadcastChannel;
   private nextId = 1;
-  private readonly pending = new Map<number, PendingCall>();
+  private readonly pending: PendingCalls = {
+    connect: new Map(),
+    attach: new Map(),
+    submit: new Map(),
+    abort: new Map(),
+    utility: new Map(),
+    diagnostics: new Map(),
+    detach: new Map(),
+    shutdown: new Map(),
+  };
   private readonly connections = new Map<string, LinkedConnection>();
   private holds = 0;
   private endedWith: Error | undefined;
@@ -48,7 +63,7 @@ export class RuntimeLink {
   private constructor(gen: string) {
     this.gen = gen;
     this.channel = new BroadcastChannel(linkChannelName(gen, threadKey));
-    this.channel.onmessage = (event) => this.onMessage((event as MessageEvent).data as ToHost);
+    receive<ToHost>(this.channel, (message) => this.onMessage(message));
     this.channel.unref();
   }
 
@@ -100,26 +115,26 @@ export class RuntimeLink {
     };
   }
 
-  post(message: ToRuntime): void {
+  /** Generic in the call so that a call message (`call`) is checked against its own tag's body. */
+  post<K extends CallName>(message: ToRuntime | CallMessage<K>): void {
     if (this.endedWith === undefined) this.channel.postMessage(message);
   }
 
   /** Send a call; `id` lets the caller cancel it. The reply is typed by the call's tag (CallMap). */
-  call<B extends CallBody>(body: B): { id: number; result: Promise<CallResult<B["t"]>> } {
+  call<K extends CallName>(body: CallBody<K>): { id: number; result: Promise<CallResult<K>> } {
     const id = this.nextId++;
     if (this.endedWith !== undefined) return { id, result: Promise.reject(this.endedWith) };
     const release = this.hold();
-    const result = new Promise<CallResult<B["t"]>>((resolve, reject) => {
-      // The one place a reply meets its type: the runtime answers call `id` with CallMap[K]["result"]
-      // (RuntimeService.serve), and replies are matched by id.
-      this.pending.set(id, { resolve: resolve as (value: CallResult) => void, reject });
+    const calls = this.pending[body.t];
+    const result = new Promise<CallResult<K>>((resolve, reject) => {
+      calls.set(id, { resolve, reject });
     }).finally(release);
     try {
       this.post({ ...body, id });
     } catch (error) {
       // Nothing was sent (e.g. a DataCloneError for an argument that cannot cross threads): forget the
       // call, or it would keep this thread alive and reject unobserved when the runtime ends.
-      this.pending.delete(id);
+      calls.delete(id);
       release();
       throw error;
     }
@@ -161,8 +176,14 @@ export class RuntimeLink {
   private shut(callError: Error, connectionError: Error): void {
     if (this.endedWith !== undefined) return;
     this.endedWith = callError;
-    for (const call of this.pending.values()) call.reject(callError);
-    this.pending.clear();
+    // In the order the calls were made (ids grow), whatever their tag.
+    const rejects: [id: number, reject: (error: Error) => void][] = [];
+    for (const calls of Object.values(this.pending)) {
+      for (const [id, call] of calls) rejects.push([id, call.reject]);
+      calls.clear();
+    }
+    rejects.sort(([a], [b]) => a - b);
+    for (const [, reject] of rejects) reject(callError);
     for (const connection of [...this.connections.values()]) connection.onRuntimeEnded(connectionError);
     this.connections.clear();
     this.close();
@@ -181,21 +202,22 @@ export class RuntimeLink {
       case "evicted":
         this.evict();
         return;
-      case "ok": {
-        const call = this.pending.get(message.id);
-        this.pending.delete(message.id);
-        call?.resolve(message.value);
+      case "ok":
+      case "err":
+        this.settle(message);
         return;
-      }
-      case "err": {
-        const call = this.pending.get(message.id);
-        this.pending.delete(message.id);
-        call?.reject(deserializeError(message.error));
-        return;
-      }
       default:
         this.connections.get(message.c)?.onMessage(message);
     }
+  }
+
+  /** Generic in the call, so the reply's value must be what call `K` resolves with. */
+  private settle<K extends CallName>(reply: CallReply<K>): void {
+    const calls = this.pending[reply.call];
+    const call = calls.get(reply.id);
+    calls.delete(reply.id);
+    if (reply.t === "ok") call?.resolve(reply.value);
+    else call?.reject(deserializeError(reply.error));
   }
 }
 
@@ -239,10 +261,7 @@ export function linkTo(gen: string): Promise<RuntimeLink> {
 function watchRuntimes(): void {
   if (watching) return;
   watching = true;
-  onHostMessage((message) => {
-    if (message.t !== "ended") return;
-    links.get(message.gen)?.link?.end(message.fate);
-  });
+  onRuntimeEnded((gen, fate) => links.get(gen)?.link?.end(fate));
   if (!isMainThread) {
     // Fast path for a worker thread that ends normally: tell the runtimes right away instead of
     // letting them wait for the sentinel to go stale. terminate() skips this; the sentinel covers it.

@@ -1,19 +1,19 @@
-// The main-thread host: the only place that spawns runtime workers. A worker's child threads die with it,
-// so the runtime must be a child of the main thread for a connection opened from a worker thread to outlive
-// that thread. Worker threads reach this host through the host channel (rendezvous); the main thread calls
-// it directly.
-import { isMainThread, Worker } from "node:worker_threads";
+// The runtime workers' life, seen from the main thread: the only place that spawns them. A worker's child
+// threads die with it, so the runtime must be a child of the main thread for a connection opened from a
+// worker thread to outlive that thread. This module spawns, watches (ready, load, retirement, crash, exit),
+// refs and unrefs them, and closes their sockets on process exit; how threads ask it for a runtime and learn
+// that one ended is the rendezvous (rendezvous.ts), which owns the process's one supervisor.
+import { Worker } from "node:worker_threads";
 import { RuntimeCrashedError, serializeError } from "@vllm-engine-core/errors";
 import { RUNTIME_PROTOCOL_VERSION, RUNTIME_WORKER_MARKER } from "@vllm-engine-core/protocol";
 import type {
-  HostChannelMessage,
   RuntimeFate,
   RuntimeToSupervisor,
+  RuntimeWhereabouts,
   RuntimeWorkerData,
   SupervisorToRuntime,
 } from "../messages.js";
 import { EXIT_CLOSE_WAIT_MS, RETIRE_TIMEOUT_MS } from "../timing.js";
-import { emitHostMessageLocally, onHostMessage, postHostMessage } from "./host-channel.js";
 import { newId } from "./ids.js";
 import { runtimeWorkerUrl } from "./worker-url.js";
 
@@ -37,6 +37,13 @@ export class RuntimeSupervisor {
   private readonly alive = new Map<string, RuntimeEntry>();
   private readonly fates = new Map<string, RuntimeFate>();
 
+  private readonly onEnded: (gen: string, fate: RuntimeFate) => void;
+
+  /** `onEnded` runs once per generation, when its worker has exited. */
+  constructor(onEnded: (gen: string, fate: RuntimeFate) => void) {
+    this.onEnded = onEnded;
+  }
+
   /** The generation of a ready runtime, spawning one if none is accepting work. */
   async ensure(): Promise<string> {
     const entry = this.current ?? this.spawn();
@@ -45,7 +52,7 @@ export class RuntimeSupervisor {
   }
 
   /** Whether a generation still accepts work, or how it ended. */
-  locate(gen: string): { alive: true } | { alive: false; fate: RuntimeFate } {
+  locate(gen: string): RuntimeWhereabouts {
     const entry = this.alive.get(gen);
     if (entry !== undefined && entry.state !== "retiring") return { alive: true };
     return { alive: false, fate: this.fates.get(gen) ?? { kind: "retired" } };
@@ -57,11 +64,6 @@ export class RuntimeSupervisor {
     if (entry === undefined) return undefined;
     entry.worker.postMessage({ t: "crash", reason } satisfies SupervisorToRuntime);
     return entry.gen;
-  }
-
-  /** Answer rendezvous requests from worker threads. */
-  serveHostChannel(): void {
-    onHostMessage((message) => this.onHostMessage(message));
   }
 
   /**
@@ -83,24 +85,6 @@ export class RuntimeSupervisor {
         if (left > 0) Atomics.wait(entry.exitFlag, 0, 0, left);
       }
     });
-  }
-
-  private onHostMessage(message: HostChannelMessage): void {
-    if (message.t === "ensure") {
-      const { nonce } = message;
-      postHostMessage({ t: "ack", nonce });
-      this.ensure().then(
-        (gen) => postHostMessage({ t: "runtime", nonce, gen }),
-        (error: unknown) => postHostMessage({ t: "unavailable", nonce, error: serializeError(error) }),
-      );
-    } else if (message.t === "locate") {
-      const { nonce, gen } = message;
-      postHostMessage({ t: "ack", nonce });
-      const found = this.locate(gen);
-      postHostMessage(
-        found.alive ? { t: "runtime", nonce, gen } : { t: "gone", nonce, gen, fate: found.fate },
-      );
-    }
   }
 
   private spawn(): RuntimeEntry {
@@ -191,30 +175,12 @@ export class RuntimeSupervisor {
     if (this.current === entry) this.current = undefined;
     this.alive.delete(entry.gen);
     this.fates.set(entry.gen, fate);
-    if (this.fates.size > FATES_KEPT) this.fates.delete(this.fates.keys().next().value as string);
-    const message: HostChannelMessage = { t: "ended", gen: entry.gen, fate };
-    postHostMessage(message);
-    emitHostMessageLocally(message);
+    const oldest = this.fates.keys().next();
+    if (this.fates.size > FATES_KEPT && !oldest.done) this.fates.delete(oldest.value);
+    this.onEnded(entry.gen, fate);
   }
 }
 
 function crashedFate(reason: string): RuntimeFate {
   return { kind: "crashed", error: serializeError(new RuntimeCrashedError({ reason })) };
-}
-
-// One supervisor per process, even if two copies of this package are loaded on the main thread.
-const SUPERVISOR_KEY = Symbol.for(`vllm-engine-core.runtime-supervisor.v${RUNTIME_PROTOCOL_VERSION}`);
-
-/** The process's supervisor; only exists on the main thread. */
-export function mainThreadSupervisor(): RuntimeSupervisor | undefined {
-  if (!isMainThread) return undefined;
-  const slot = globalThis as unknown as Record<symbol, RuntimeSupervisor | undefined>;
-  let supervisor = slot[SUPERVISOR_KEY];
-  if (supervisor === undefined) {
-    supervisor = new RuntimeSupervisor();
-    supervisor.serveHostChannel();
-    supervisor.closeRuntimesOnExit();
-    slot[SUPERVISOR_KEY] = supervisor;
-  }
-  return supervisor;
 }

@@ -2,7 +2,7 @@
 // (sentinel heartbeat; none for the main thread, whose death is the process's), the connections it is
 // attached to and the connects and utility calls it has in progress.
 import { BroadcastChannel } from "node:worker_threads";
-import type { ToHost, ToRuntime } from "../messages.js";
+import { type CallName, type CallReply, receive, type ToHost, type ToRuntime } from "../messages.js";
 import { STALE_AFTER_MS } from "../timing.js";
 import type { ConnectionService } from "./connection.js";
 
@@ -34,7 +34,7 @@ export class ThreadPeer {
       this.lastBeatAt = performance.now();
     }
     this.channel = new BroadcastChannel(linkName);
-    this.channel.onmessage = (event) => onMessage((event as MessageEvent).data as ToRuntime);
+    receive<ToRuntime>(this.channel, onMessage);
     // The runtime's own keep-alive decides its lifetime, not its links.
     this.channel.unref();
   }
@@ -45,6 +45,11 @@ export class ThreadPeer {
 
   post(message: ToHost): void {
     if (!this.goneFlag) this.channel.postMessage(message);
+  }
+
+  /** The answer to call `K`: generic in the call, so its value must be that call's result (CallMap). */
+  reply<K extends CallName>(reply: CallReply<K>): void {
+    if (!this.goneFlag) this.channel.postMessage(reply);
   }
 
   /**

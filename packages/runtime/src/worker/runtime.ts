@@ -11,12 +11,14 @@ import {
 import { ProtocolError } from "@vllm-engine-core/protocol";
 import {
   type CallMessage,
+  type CallName,
   type CallResult,
   controlChannelName,
   type Hello,
   RUNTIME_RETIRING,
   type RuntimeToSupervisor,
   type RuntimeWorkerData,
+  receive,
   type SupervisorToRuntime,
   type ToRuntime,
 } from "../messages.js";
@@ -24,6 +26,9 @@ import { IDLE_RETIRE_MS, LIVENESS_CHECK_MS } from "../timing.js";
 import { ConnectionService } from "./connection.js";
 import type { ConnectEngines } from "./engine-io.js";
 import { ThreadPeer } from "./peer.js";
+
+/** One handler per call of CallMap; each must answer with its own call's result type. */
+type CallHandlers = { [K in CallName]: (peer: ThreadPeer, call: CallMessage<K>) => Promise<CallResult<K>> };
 
 export class RuntimeService {
   private readonly gen: string;
@@ -45,11 +50,11 @@ export class RuntimeService {
   private idleTimer: NodeJS.Timeout | undefined;
 
   constructor(connectEngines: ConnectEngines) {
-    const data = workerData as RuntimeWorkerData;
+    const data: RuntimeWorkerData = workerData;
     this.gen = data.gen;
     this.connectEngines = connectEngines;
     this.control = new BroadcastChannel(controlChannelName(this.gen));
-    this.control.onmessage = (event) => this.onHello((event as MessageEvent).data as Hello);
+    receive<Hello>(this.control, (hello) => this.onHello(hello));
     this.control.unref();
     this.liveness = setInterval(() => this.checkLiveness(), LIVENESS_CHECK_MS);
     this.exitFlag = new Int32Array(data.exitFlag);
@@ -104,43 +109,50 @@ export class RuntimeService {
         return;
       }
       default:
-        this.respond(peer, message.id, this.serve(peer, message));
+        this.serve(peer, message);
     }
   }
 
-  private async serve(peer: ThreadPeer, call: CallMessage): Promise<CallResult> {
-    if (call.t === "connect") return this.connect(peer, call);
-    const connection = this.connections.get(call.connectionId);
-    if (call.t === "attach" && this.retiring) throw retiringError();
-    if (connection === undefined) {
-      if (call.t === "detach" || call.t === "shutdown") return null;
-      throw new ClientClosedError({ detail: "the connection was shut down" });
-    }
-    switch (call.t) {
-      case "attach":
-        return connection.attach(peer);
-      case "submit":
-        return connection.submit(peer, call);
-      case "abort":
-        return connection.abort(peer, call.requestIds);
-      case "utility":
-        return this.callUtility(peer, connection, call);
-      case "diagnostics":
-        return connection.diagnostics(peer);
-      case "detach":
-        await connection.detach(peer);
-        return null;
-      case "shutdown":
-        await connection.shutdown();
-        return null;
-    }
+  /** Answers call `K` with its handler's result: generic in the call, so the reply is typed by CallMap. */
+  private serve<K extends CallName>(peer: ThreadPeer, call: CallMessage<K>): void {
+    const { t, id } = call;
+    this.handlers[t](peer, call).then(
+      (value) => peer.reply<K>({ t: "ok", call: t, id, value }),
+      (error: unknown) => peer.reply<K>({ t: "err", call: t, id, error: serializeError(error) }),
+    );
+  }
+
+  private readonly handlers: CallHandlers = {
+    connect: async (peer, call) => this.connect(peer, call),
+    attach: async (peer, call) => {
+      if (this.retiring) throw retiringError();
+      return this.connection(call.connectionId).attach(peer);
+    },
+    submit: async (peer, call) => this.connection(call.connectionId).submit(peer, call),
+    abort: async (peer, call) => this.connection(call.connectionId).abort(peer, call.requestIds),
+    utility: async (peer, call) => this.callUtility(peer, this.connection(call.connectionId), call),
+    diagnostics: async (peer, call) => this.connection(call.connectionId).diagnostics(peer),
+    detach: async (peer, call) => {
+      await this.connections.get(call.connectionId)?.detach(peer);
+      return null;
+    },
+    shutdown: async (_peer, call) => {
+      await this.connections.get(call.connectionId)?.shutdown();
+      return null;
+    },
+  };
+
+  private connection(connectionId: string): ConnectionService {
+    const connection = this.connections.get(connectionId);
+    if (connection === undefined) throw new ClientClosedError({ detail: "the connection was shut down" });
+    return connection;
   }
 
   private async callUtility(
     peer: ThreadPeer,
     connection: ConnectionService,
-    call: Extract<CallMessage, { t: "utility" }>,
-  ): Promise<CallResult> {
+    call: CallMessage<"utility">,
+  ): Promise<CallResult<"utility">> {
     const controller = new AbortController();
     peer.utilityCalls.set(call.id, controller);
     try {
@@ -153,16 +165,9 @@ export class RuntimeService {
     }
   }
 
-  private respond(peer: ThreadPeer, id: number, result: Promise<CallResult>): void {
-    result.then(
-      (value) => peer.post({ t: "ok", id, value }),
-      (error: unknown) => peer.post({ t: "err", id, error: serializeError(error) }),
-    );
-  }
-
   // ---- connect ------------------------------------------------------------------------------
 
-  private async connect(peer: ThreadPeer, call: Extract<CallMessage, { t: "connect" }>): Promise<CallResult> {
+  private async connect(peer: ThreadPeer, call: CallMessage<"connect">): Promise<CallResult<"connect">> {
     if (this.retiring) throw retiringError();
     this.hadWork = true;
     this.clearIdleRetire();
