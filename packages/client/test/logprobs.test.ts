@@ -4,7 +4,7 @@
 //
 // Every test runs requests on two threads at once (a worker attached with `EngineCoreClient.attach`),
 // so engine steps carry outputs for requests of both: the runtime then decodes the received zeromq
-// Buffers itself and posts the decoded objects (packages/runtime/src/worker/connection.ts), the path
+// Buffers itself and posts the decoded objects (packages/runtime/src/runtime-thread/connection.ts), the path
 // that delivered garbage for unaligned inline tensors before 416f819. Steps that concern one thread only
 // take the forwarded-frames path.
 import { fileURLToPath } from "node:url";

@@ -1,5 +1,5 @@
 // Runtime start as a fresh process sees it: time of the first openConnection (worker thread start, its
-// module graph loaded, handshake with a mock engine). Used to decide whether dist/worker/main.js should
+// module graph loaded, handshake with a mock engine). Used to decide whether dist/runtime-thread/main.js should
 // inline the protocol package (see README, "Layout and build"). Run:
 //   pnpm --filter @vllm-engine-core/runtime exec tsx --conditions=@vllm-engine-core/source bench/runtime-start.bench.ts
 import { startMockEngine } from "@vllm-engine-core/mock-engine";

@@ -1,12 +1,12 @@
-// Bundles the runtime worker entry into dist/worker/main.js: the transport is inlined (it is private and
+// Bundles the runtime worker entry into dist/runtime-thread/main.js: the transport is inlined (it is private and
 // never published); the protocol, config and errors packages stay external and are imported, so the worker
 // and every other thread run one copy of the codec and of the error classes; zeromq stays external (native
 // addon). All of them are dependencies of this package.
 import { build } from "esbuild";
 
 await build({
-  entryPoints: [new URL("../src/worker/main.ts", import.meta.url).pathname],
-  outfile: new URL("../dist/worker/main.js", import.meta.url).pathname,
+  entryPoints: [new URL("../src/runtime-thread/main.ts", import.meta.url).pathname],
+  outfile: new URL("../dist/runtime-thread/main.js", import.meta.url).pathname,
   bundle: true,
   platform: "node",
   format: "esm",

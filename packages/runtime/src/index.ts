@@ -1,7 +1,7 @@
 // @vllm-engine-core/runtime — the host side of the runtime: loadable on any thread, never loads zeromq.
 // Importing it on the main thread installs the main-thread host (an unref'd BroadcastChannel listener)
 // that spawns the runtime worker for connections opened from worker threads.
-import { mainThreadSupervisor } from "./host/rendezvous.js";
+import { mainThreadSupervisor } from "./caller/rendezvous.js";
 
 mainThreadSupervisor();
 
@@ -13,7 +13,7 @@ export type {
   ResolvedConfig,
   TransportConfig,
 } from "@vllm-engine-core/config";
-export { attachConnection, openConnection } from "./host/api.js";
+export { attachConnection, openConnection } from "./caller/api.js";
 /** @internal Shared with @vllm-engine-core/client (compiled against this package's sources); not public API. */
 export type {
   ConnectionDiagnostics,

@@ -1,6 +1,6 @@
 // The one definition of every message that crosses a thread boundary inside the runtime package:
 //   host channel  (BroadcastChannel, every thread ↔ the main-thread host): the rendezvous; its messages
-//                 are private to host/rendezvous.ts, which holds both ends
+//                 are private to caller/rendezvous.ts, which holds both ends
 //   control       (BroadcastChannel per runtime generation): a thread introduces its link
 //   link          (BroadcastChannel per thread and generation): calls, replies, outputs
 //   parent port   (runtime worker ↔ the main-thread supervisor): load reports, retirement
@@ -40,7 +40,7 @@ export function linkChannelName(gen: string, threadKey: string): string {
 export const RUNTIME_RETIRING = "RuntimeRetiring";
 
 // ---------------------------------------------------------------------------------------------------
-// What the main-thread host knows of a runtime generation (the host channel itself: host/rendezvous.ts).
+// What the main-thread host knows of a runtime generation (the host channel itself: caller/rendezvous.ts).
 
 export type RuntimeFate = { kind: "crashed"; error: SerializedError } | { kind: "retired" };
 

@@ -7,7 +7,7 @@ import { connect, createServer } from "node:net";
 import { RuntimeCrashedError } from "@vllm-engine-core/errors";
 import { type MockEngineProcess, reservedTcpPorts } from "@vllm-engine-core/mock-engine";
 import { afterEach, describe, expect, it } from "vitest";
-import { mainThreadSupervisor } from "../src/host/rendezvous.ts";
+import { mainThreadSupervisor } from "../src/caller/rendezvous.ts";
 import { type ConnectionHandle, openConnection } from "../src/index.ts";
 import { collector, ipcAddress, request, startEngines, stopAll, TestThread, withTimeout } from "./helpers.ts";
 

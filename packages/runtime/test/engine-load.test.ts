@@ -5,7 +5,7 @@ import {
   leastLoaded,
   PublishedCountsBalancer,
   routingScore,
-} from "../src/worker/engine-load.js";
+} from "../src/runtime-thread/engine-load.js";
 
 const engine = (
   index: number,

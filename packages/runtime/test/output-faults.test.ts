@@ -1,4 +1,4 @@
-// The rule that decides what an undecodable engine output message fails (src/worker/output-faults.ts), fed
+// The rule that decides what an undecodable engine output message fails (src/runtime-thread/output-faults.ts), fed
 // with the ProtocolError the transport gets from the full decode of the same frames. The end-to-end cases
 // over real sockets are in tools/reliability/test/protocol-errors.test.ts; this covers the attribution on
 // output sockets several engines share and the field classification.
@@ -9,7 +9,7 @@ import {
   ProtocolError,
 } from "@vllm-engine-core/protocol";
 import { describe, expect, it } from "vitest";
-import { OutputFaultJudge, REPEATED_FAULTS } from "../src/worker/output-faults.ts";
+import { OutputFaultJudge, REPEATED_FAULTS } from "../src/runtime-thread/output-faults.ts";
 
 /** The error decodeOutputMessage raises for `frames` (it must raise one). */
 function decodeError(frames: Uint8Array[]): ProtocolError {

@@ -2,7 +2,7 @@
 // cannot flood stderr: the first one at once, then at most one "N more like this" summary per interval, and
 // a pending summary is emitted when the connection closes (no suppressed count is lost).
 import { afterEach, describe, expect, it } from "vitest";
-import { RateLimitedWarning } from "../src/worker/diagnostics.ts";
+import { RateLimitedWarning } from "../src/runtime-thread/diagnostics.ts";
 
 const seen: { code: string | undefined; message: string }[] = [];
 const onWarning = (warning: Error & { code?: string }) =>

@@ -1,7 +1,7 @@
 // The runtime remembers how the latest requests ended so that a stray output can be told apart: expected
 // after an abort, an anomaly after a finish or for an id it never saw.
 import { describe, expect, it } from "vitest";
-import { RecentlyEnded } from "../src/worker/recently-ended.ts";
+import { RecentlyEnded } from "../src/runtime-thread/recently-ended.ts";
 
 describe("RecentlyEnded", () => {
   it("remembers how each id ended, forgetting the oldest beyond its capacity", () => {

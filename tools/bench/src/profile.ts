@@ -94,7 +94,8 @@ export function summarizeProfile(
 /** Which thread a profile came from, by the scripts it ran. */
 export function threadOf(profile: CpuProfile): string {
   const urls = profile.nodes.map((n) => n.callFrame.url);
-  if (urls.some((u) => u.endsWith("/worker/main.js") && u.includes("runtime"))) return "runtime thread";
+  if (urls.some((u) => u.endsWith("/runtime-thread/main.js") && u.includes("runtime")))
+    return "runtime thread";
   if (urls.some((u) => u.endsWith("consumer-worker.js"))) return "consumer thread";
   return "other";
 }

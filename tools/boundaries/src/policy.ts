@@ -24,7 +24,7 @@ export const IMPORT_RULES: readonly ImportRule[] = [
     modules: ["@vllm-engine-core/transport"],
     directories: ["packages/transport/"],
     allowed: [
-      { path: "packages/runtime/src/worker/", why: "the runtime worker owns every engine socket" },
+      { path: "packages/runtime/src/runtime-thread/", why: "the runtime worker owns every engine socket" },
       { path: "packages/transport/", why: "the transport itself and its own tests" },
     ],
     fix: "go through @vllm-engine-core/runtime (openConnection) or @vllm-engine-core/client; for types, declare them structurally",

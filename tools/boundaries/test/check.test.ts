@@ -30,9 +30,9 @@ const CLEAN: Record<string, string> = {
   "packages/client/package.json": manifest({ "@vllm-engine-core/runtime": "workspace:*" }),
   "packages/client/src/index.ts":
     'import { openConnection } from "@vllm-engine-core/runtime";\nexport { openConnection };\n',
-  "packages/runtime/src/host/index.ts":
+  "packages/runtime/src/caller/index.ts":
     "// mentions @vllm-engine-core/transport and zeromq only in a comment\nexport const x = 'zeromq';\n",
-  "packages/runtime/src/worker/main.ts":
+  "packages/runtime/src/runtime-thread/main.ts":
     'import { connectTransport } from "@vllm-engine-core/transport";\nvoid connectTransport;\n',
   "packages/transport/src/index.ts": 'import * as zmq from "zeromq";\nexport { zmq };\n',
   "packages/transport/test/a.test.ts":
@@ -51,7 +51,7 @@ describe("checkRepository", () => {
   it("accepts a tree that follows the policy", () => {
     const { violations, scannedFiles } = checkRepository(fixture(CLEAN));
     expect(violations).toEqual([]);
-    expect(scannedFiles).toContain("packages/runtime/src/worker/main.ts");
+    expect(scannedFiles).toContain("packages/runtime/src/runtime-thread/main.ts");
     expect(scannedFiles).toContain("tools/probe/src/floor.ts");
   });
 
@@ -60,13 +60,13 @@ describe("checkRepository", () => {
       ...CLEAN,
       "packages/client/src/bad.ts":
         'import { connectTransport } from "@vllm-engine-core/transport";\nvoid connectTransport;\n',
-      "packages/runtime/src/host/bad.ts":
+      "packages/runtime/src/caller/bad.ts":
         'import type { TransportConfig } from "@vllm-engine-core/transport";\nexport type C = TransportConfig;\n',
       "packages/runtime/test/bad.test.ts": 'export * from "@vllm-engine-core/transport/internal";\n',
     });
     expect(rules(checkRepository(root).violations)).toEqual([
       "transport-outside-runtime-worker packages/client/src/bad.ts:1",
-      "transport-outside-runtime-worker packages/runtime/src/host/bad.ts:1",
+      "transport-outside-runtime-worker packages/runtime/src/caller/bad.ts:1",
       "transport-outside-runtime-worker packages/runtime/test/bad.test.ts:1",
     ]);
   });
@@ -100,7 +100,7 @@ describe("checkRepository", () => {
         "void zmq; void lazy; void viaRequire; void where;",
         "export type { Router, T };",
       ].join("\n"),
-      "packages/runtime/src/worker/zmq.ts": 'import { Router } from "zeromq";\nvoid Router;\n', // worker: via transport only
+      "packages/runtime/src/runtime-thread/zmq.ts": 'import { Router } from "zeromq";\nvoid Router;\n', // worker: via transport only
       "tools/demo/src/peek.mjs": 'import("zeromq");\n',
     });
     const violations = checkRepository(root).violations;
@@ -110,7 +110,7 @@ describe("checkRepository", () => {
         .map((v) => v.kind === "import" && v.importKind),
     ).toEqual(["import", "import type", "export from", "import()", "require()", "resolve()", "import type"]);
     expect(rules(violations).filter((r) => !r.includes("forms.ts"))).toEqual([
-      "zeromq-outside-allowed-code packages/runtime/src/worker/zmq.ts:1",
+      "zeromq-outside-allowed-code packages/runtime/src/runtime-thread/zmq.ts:1",
       "zeromq-outside-allowed-code tools/demo/src/peek.mjs:1",
     ]);
     expect(violations[0]!.message).toContain("only packages/transport/, tools/mock-engine/, tools/probe/");

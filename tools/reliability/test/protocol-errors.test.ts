@@ -1,6 +1,6 @@
 // Undecodable output next to live streams (a raw ZeroMQ engine peer in a child process, src/rogue-engine.ts,
 // over real sockets): what each kind of bad message fails, per the rule in
-// packages/runtime/src/worker/output-faults.ts. Nothing may hang: every stream ends, every call settles.
+// packages/runtime/src/runtime-thread/output-faults.ts. Nothing may hang: every stream ends, every call settles.
 // - Attributable (msgpack intact, the fault inside one request's output or a utility reply's result): only
 //   the streams the message names fail, or only the call it answers, with a ProtocolError naming the field
 //   and the engine; the other streams complete, the health stays clean.

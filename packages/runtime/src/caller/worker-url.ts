@@ -3,6 +3,6 @@
 // the built bundle in dist/ is used explicitly.
 export function runtimeWorkerUrl(): URL {
   const here = import.meta.url;
-  if (here.endsWith(".ts")) return new URL("../../dist/worker/main.js", here);
-  return new URL("../worker/main.js", here);
+  if (here.endsWith(".ts")) return new URL("../../dist/runtime-thread/main.js", here);
+  return new URL("../runtime-thread/main.js", here);
 }

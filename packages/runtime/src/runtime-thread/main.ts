@@ -1,4 +1,4 @@
-// The runtime worker entry (bundled to dist/worker/main.js with the transport and protocol inlined,
+// The runtime worker entry (bundled to dist/runtime-thread/main.js with the transport and protocol inlined,
 // zeromq external). The only module of this package that calls the transport.
 import { connectTransport } from "@vllm-engine-core/transport";
 import { RuntimeService } from "./runtime.js";

@@ -1,5 +1,5 @@
 // The transport as the runtime sees it. Derived from the transport's own types (a type-only import, erased
-// from the bundle; tools/boundaries lets src/worker/** import the transport), so the two cannot drift.
+// from the bundle; tools/boundaries lets src/runtime-thread/** import the transport), so the two cannot drift.
 import type { ResolvedConfig } from "@vllm-engine-core/config";
 import type { EngineTransport, OutputSink } from "@vllm-engine-core/transport";
 
