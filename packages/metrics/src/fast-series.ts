@@ -2,8 +2,9 @@
 // observe()/inc() (prom-client's hashObject + validateLabel), which costs more than everything else a
 // per-output observation does. These wrappers find the series' entry in the metric once and update it in
 // place, the way prom-client's own observe()/inc() do (histogram.js observe, counter.js inc at prom-client
-// 15.1.3, the pinned version). If the metric was reset (a new hashMap), they go through prom-client once and
-// find the entry again.
+// 15.1.3, the pinned version). Histograms count into their own arrays and hand the counts over when the metric is
+// collected. After a reset of the metric (a new hashMap) they find or create their entry again, and what a
+// histogram series counted before the reset is dropped, as prom-client drops it.
 import type { Counter, Histogram } from "prom-client";
 
 type Labels = Record<string, string>;
@@ -82,6 +83,8 @@ export class HistogramSeries {
       this.#find();
       return;
     }
+    // The metric was reset since the last observation: what is pending was observed before it.
+    if (this.#internals.hashMap !== this.#map) this.#dropPending();
     const bounds = this.#bounds;
     const n = bounds.length;
     let i = 0;
@@ -91,10 +94,11 @@ export class HistogramSeries {
     this.#pendingCount += 1;
   }
 
-  /** Moves the pending observations into prom-client's entry (after a reset of the metric: into the new one). */
+  /** Moves the pending observations into prom-client's entry. */
   flush(): void {
+    if (this.#internals.hashMap !== this.#map) this.#dropPending(); // reset after they were observed
     if (this.#pendingCount === 0) return;
-    if (this.#entry === undefined || this.#internals.hashMap !== this.#map) {
+    if (this.#entry === undefined) {
       this.#metric.zero(this.#labels);
       this.#find();
     }
@@ -112,6 +116,15 @@ export class HistogramSeries {
     entry.count += this.#pendingCount;
     this.#pendingSum = 0;
     this.#pendingCount = 0;
+  }
+
+  /** Forgets what is pending and follows the metric's new series map (after a reset). */
+  #dropPending(): void {
+    this.#pending.fill(0);
+    this.#pendingSum = 0;
+    this.#pendingCount = 0;
+    this.#map = this.#internals.hashMap;
+    this.#entry = undefined; // created again (by flush) once something is observed
   }
 }
 

@@ -74,7 +74,27 @@ describe("HistogramSeries", () => {
     expect(await fast.metrics()).toBe(await plain.metrics());
   });
 
-  it("after a reset of the metric, counts only what was observed after it", async () => {
+  it("after a reset of the metric, counts only what was observed after it (flushed or not before it)", async () => {
+    for (const flushFirst of [true, false]) {
+      const { fast, plain, series, fastMetric, plainMetric } = pair();
+      series.observe(0.02);
+      plainMetric.observe(LABELS, 0.02);
+      if (flushFirst) series.flush();
+      fastMetric.reset();
+      plainMetric.reset();
+      series.observe(0.2);
+      plainMetric.observe(LABELS, 0.2);
+      expectSameExposition(await fast.metrics(), await plain.metrics());
+      // A reset with nothing observed after it.
+      series.observe(0.3);
+      plainMetric.observe(LABELS, 0.3);
+      fastMetric.reset();
+      plainMetric.reset();
+      expectSameExposition(await fast.metrics(), await plain.metrics());
+    }
+  });
+
+  it("a reset after a flush, old test kept: counts only what was observed after it", async () => {
     const { fast, plain, series, fastMetric, plainMetric } = pair();
     series.observe(0.02);
     series.flush();

@@ -14,7 +14,6 @@ export type {
   TransportConfig,
 } from "@vllm-engine-core/config";
 export { attachConnection, openConnection } from "./caller/api.js";
-/** @internal Shared with @vllm-engine-core/client (compiled against this package's sources); not public API. */
 export type {
   ConnectionDiagnostics,
   ConnectionHandle,

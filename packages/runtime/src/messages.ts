@@ -195,7 +195,7 @@ export type ToHost =
   | { t: "stats"; c: string; engineIndex: number; stats: SchedulerStats }
   /** These requests failed (engine dead). */
   | { t: "fail"; c: string; requestIds: string[]; error: SerializedError }
-  /** Another thread aborted these requests of yours: end them with a final ABORT output. */
+  /** Another thread aborted these requests of yours: their sinks end with `aborted`. */
   | { t: "aborted"; c: string; live: [string, number][] }
   | { t: "health"; c: string; error: SerializedError }
   /** The connection was shut down (for every thread). */

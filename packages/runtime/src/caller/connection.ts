@@ -1,6 +1,6 @@
 // This thread's view of one connection: the sinks of the requests it submitted, the connection's health,
-// and the calls it makes to the runtime. Outputs arrive on the link already filtered to this thread's
-// requests (or as raw frames that only concern this thread, decoded here).
+// and the calls it makes to the runtime. Output frames arrive on the link when they name at least one of
+// this thread's requests, with each output's slot here (-1 for another thread's), and are decoded here.
 
 import {
   ClientClosedError,
@@ -327,7 +327,7 @@ export class ThreadConnection implements RuntimeConnection, LinkedConnection {
 
   /**
    * Forwarded frames that do not decode: this thread's requests they name get nothing more, and the runtime
-   * (which owns the fault rule, worker/output-faults.ts) judges the message and fails them.
+   * (which owns the fault rule, runtime-thread/output-faults.ts) judges the message and fails them.
    */
   #undecodable(message: Extract<LinkMessage, { t: "frames" }>, error: unknown): void {
     const route = readOutputRoute(message.frames[0] ?? new Uint8Array(0));

@@ -1,5 +1,5 @@
 // The scheduler-stats listeners of one thread's connection: the runtime relays every engine's SchedulerStats
-// (worker/stats-relay.ts) and this thread hands them, unpacked, to each listener.
+// (runtime-thread/stats-relay.ts) and this thread hands them, unpacked, to each listener.
 import type { SchedulerStats } from "@vllm-engine-core/protocol";
 import { unpackArgs } from "../messages.js";
 

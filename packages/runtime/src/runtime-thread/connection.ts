@@ -226,7 +226,7 @@ export class ConnectionService implements EngineOutputSink {
       if (tracked.owner !== peer) pushTo(othersByPeer, tracked.owner, entry);
       pushTo(byEngine, tracked.engine, requestId);
     }
-    // Streams owned by other threads end the way the caller's own do: with a final ABORT output.
+    // Sinks on other threads end the way the caller's own do: with `aborted`.
     for (const [owner, entries] of othersByPeer) owner.post({ t: "aborted", c: this.id, live: entries });
     await this.sendAborts(byEngine);
     return { live };
