@@ -55,10 +55,11 @@ export class EngineCoreClient implements AsyncDisposable {
 
   private constructor(connection: RuntimeConnection, clientIndex: number, modelName: string) {
     this.#connection = connection;
-    this.#observability = new ClientObservability(connection);
     // Several clients of one thread share the thread's connection object (a same-thread attach returns it):
-    // the connection counts them, so that detach() of one leaves the others attached.
+    // the connection counts them, so that detach() of one leaves the others attached. First: it throws when
+    // the connection closed meanwhile, before anything subscribed to it.
     connection.retain(this);
+    this.#observability = new ClientObservability(connection);
     this.#clientIndex = clientIndex;
     this.#modelName = modelName;
   }
