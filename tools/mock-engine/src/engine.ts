@@ -317,6 +317,7 @@ export class MockEngineCore implements UtilityHost {
       engineIndex: this.engineIndex,
       requestId,
       clientIndex,
+      currentWave: request.currentWave,
       promptTokens: request.promptTokenIds?.length ?? 0,
       maxTokens: request.sampling?.maxTokens,
     });

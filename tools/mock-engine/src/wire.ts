@@ -71,6 +71,8 @@ export interface MockSampling {
 export interface MockAddRequest {
   requestId: string;
   clientIndex: number;
+  /** The DP wave the frontend knew when it sent the request (DPAsyncMPClient.add_request_async stamps it). */
+  currentWave: number;
   promptTokenIds: number[] | null;
   sampling: MockSampling | null;
   pooling: { task: string | null } | null;
@@ -109,6 +111,7 @@ function toMockAdd(request: DecodedEngineCoreRequest): MockAddRequest {
   return {
     requestId: request.request_id,
     clientIndex: Number(request.client_index),
+    currentWave: Number(request.current_wave),
     promptTokenIds: request.prompt_token_ids ? request.prompt_token_ids.map(Number) : null,
     sampling,
     pooling,
