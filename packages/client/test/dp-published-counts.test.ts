@@ -18,7 +18,7 @@ import {
 } from "@vllm-engine-core/mock-engine";
 import { afterEach, describe, expect, it } from "vitest";
 import { EngineCoreClient } from "../src/index.js";
-import { chatRequest, collect, ipcAddress } from "./helpers.js";
+import { chatRequest, collect, connectToMockEngine, ipcAddress } from "./helpers.js";
 
 interface Setup {
   coordinator: MockCoordinatorProcess;
@@ -173,5 +173,120 @@ describe("data-parallel routing on an external coordinator's published counts", 
     expect(pinned.engineIndex).toBe(0);
     await collect(pinned);
     expect(await oneByOne(setup.client, "unpinned", 1)).toEqual([1]);
+  });
+});
+
+/** Sends batches of `size` concurrent unpinned requests until one batch's engines satisfy `ok` (bounded). */
+async function untilBatch(
+  client: EngineCoreClient,
+  tag: string,
+  ok: (engines: number[]) => boolean,
+  size = 4,
+  timeoutMs = 15_000,
+): Promise<number[]> {
+  const deadline = Date.now() + timeoutMs;
+  for (let round = 0; ; round++) {
+    const streams = await Promise.all(
+      Array.from({ length: size }, (_, i) => client.call(chatRequest(`${tag}-${round}-${i}`, 10))),
+    );
+    await Promise.all(streams.map((s) => collect(s)));
+    const engines = streams.map((s) => s.engineIndex);
+    if (ok(engines)) return engines;
+    if (Date.now() > deadline)
+      throw new Error(`no batch as expected within ${timeoutMs} ms; last: ${engines}`);
+  }
+}
+
+describe("data-parallel routing on the counts a coordinator collects from the engines", () => {
+  it("routes away from the engine other frontends loaded, and back once its load clears", async () => {
+    // The whole DPCoordinator path: engines push their request counts to the coordinator's PULL
+    // (EngineCoreProc._maybe_publish_request_counts), the coordinator publishes them every 100 ms while they
+    // change. No log_stats: the frontend sees engine 1's load only through the coordinator.
+    const address = ipcAddress("coord");
+    const backPublish = ipcAddress("coord-in");
+    const backOutput = ipcAddress("coord-out");
+    const inputAddress = ipcAddress("in");
+    const outputAddress = ipcAddress("out");
+    const coordinator = await startMockCoordinator({
+      address,
+      engineCount: 2,
+      engineSide: { publishAddress: backPublish, outputAddress: backOutput },
+    });
+    cleanups.push(() => coordinator.stop());
+    const engine = await startMockEngine({
+      mode: "bootstrapped",
+      inputAddress,
+      outputAddress,
+      coordinatorInput: backPublish,
+      coordinatorOutput: backOutput,
+      engineIndices: [0, 1],
+      stepMs: 2,
+      extraWaiting: 50,
+      extraWaitingMs: 5_000,
+      extraWaitingEngines: [1],
+    });
+    cleanups.push(() => engine.stop());
+    const client = await EngineCoreClient.connect({
+      transport: {
+        mode: "bootstrapped",
+        inputAddress,
+        outputAddress,
+        engineCount: 2,
+        readyTimeoutMs: 20_000,
+      },
+      coordinator: { mode: "external", address },
+    });
+    cleanups.push(() => client.shutdown());
+    await coordinator.waitForEvent((e) => e.event === "engines-ready");
+    await coordinator.waitForEvent((e) => e.event === "published" && e.counts?.[1]?.[0] === 50);
+
+    // In-flight counts alone would spread each batch over both engines.
+    expect(await untilBatch(client, "busy", (engines) => engines.every((e) => e === 0))).toEqual([
+      0, 0, 0, 0,
+    ]);
+    expect(client.schedulerStats(1)).toBeUndefined(); // nothing but the coordinator told of engine 1's load
+
+    const loaded = coordinator.events.findIndex((e) => e.event === "published" && e.counts?.[1]?.[0] === 50);
+    await coordinator.waitForEvent(
+      (e) => e.event === "published" && e.counts?.[1]?.[0] === 0 && coordinator.events.indexOf(e) > loaded,
+    );
+    const cleared = await untilBatch(client, "free", (engines) => engines.includes(1));
+    expect(cleared).toContain(1);
+  });
+});
+
+describe("the in-process coordinator (handshake-owner) with mock engines that join it", () => {
+  it("passes the startup gate, serves requests and takes the engines' count publishes in its stride", async () => {
+    // The engines find the coordinator's XPUB / PULL in INIT, subscribe, wait for READY before their handshake
+    // READY, and push their request counts to the PULL (vllm/v1/engine/core.py); the in-process coordinator,
+    // like the Rust one, keeps only the wave state and ignores those stats-only batches.
+    const harness = await connectToMockEngine(
+      { engineCount: 2, stepMs: 2 },
+      { coordinator: { mode: "inproc" } },
+    );
+    cleanups.push(() => harness.close());
+    for (const engineIndex of [0, 1]) {
+      await harness.engine.waitForEvent(
+        (e) => e.event === "coordinator-ready" && e.engineIndex === engineIndex,
+      );
+    }
+    const streams = await Promise.all(
+      Array.from({ length: 4 }, (_, i) => harness.client.call(chatRequest(`inproc-${i}`, 5))),
+    );
+    expect(streams.map((s) => s.engineIndex).sort()).toEqual([0, 0, 1, 1]);
+    for (const s of streams) expect((await collect(s)).tokens).toHaveLength(5);
+    // Counts went to the coordinator while the requests ran; the connection is still healthy afterwards.
+    for (const engineIndex of [0, 1]) {
+      await harness.engine.waitForEvent(
+        (e) =>
+          e.event === "coordinator-counts" &&
+          e.engineIndex === engineIndex &&
+          e.running === 0 &&
+          e.waiting === 0,
+      );
+    }
+    const after = await harness.client.call(chatRequest("inproc-after", 2));
+    expect((await collect(after)).tokens).toHaveLength(2);
+    expect(harness.client.isHealthy).toBe(true);
   });
 });

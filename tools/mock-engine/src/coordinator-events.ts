@@ -11,9 +11,14 @@ export type MockCoordinatorEvent =
   | { event: "published"; counts: [number, number, number][] | null; wave: number; enginesRunning: boolean }
   /** A frontend's `[engine, wave]` (engine: an index, or a Python frontend's identity as hex). */
   | { event: "wakeup"; engine: number | string | null; wave: number; paused: boolean }
+  /** Engine side: every engine subscribed and READY went out (the startup gate). */
+  | { event: "engines-ready"; engineCount: number }
+  /** Engine side: an engine's request counts arrived (`[waiting, running, kv_cache_usage]`). */
+  | { event: "engine-counts"; engineIndex: number; counts: [number, number, number] }
   | { event: "fault"; detail: string }
   | { event: "exit"; reason: string };
 
+/** Without an engine side only: publish these counts now. */
 export type CoordinatorCommand = {
   op: "publish";
   counts: MockEngineCounts[];

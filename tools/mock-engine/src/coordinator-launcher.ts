@@ -19,6 +19,12 @@ export interface MockCoordinatorOptions {
   address: string;
   /** Engines in the published counts (DP size). */
   engineCount: number;
+  /**
+   * The engine-facing XPUB and PULL to bind (INIT's coordinator_input / coordinator_output for the engines):
+   * then the counts are the engines' own, published every `statsIntervalMs` (default 100) while they change.
+   * Without it the test publishes the counts (`publish`).
+   */
+  engineSide?: { publishAddress: string; outputAddress: string; statsIntervalMs?: number };
 }
 
 type Published = Extract<MockCoordinatorEvent, { event: "published" }>;
@@ -34,7 +40,7 @@ export interface MockCoordinatorProcess {
   ): Promise<MockCoordinatorEvent>;
   /** Resolves once `n` frontends subscribed. */
   subscribers(n: number, timeoutMs?: number): Promise<void>;
-  /** Publishes `(counts, wave, engines_running)` now; resolves with what was published. */
+  /** Publishes `(counts, wave, engines_running)` now; resolves with what was published (no engine side only). */
   publish(
     counts: MockEngineCounts[],
     state?: { wave?: number; enginesRunning?: boolean },
@@ -54,11 +60,15 @@ const START_TIMEOUT_MS = 30_000;
 export function startMockCoordinator(options: MockCoordinatorOptions): Promise<MockCoordinatorProcess> {
   const mainPath = mockCoordinatorMainPath();
   if (!existsSync(mainPath)) return Promise.reject(new MockEngineNotBuiltError(mainPath));
-  const child: ChildProcess = spawn(
-    process.execPath,
-    [mainPath, options.address, String(options.engineCount)],
-    { stdio: ["ignore", "pipe", "pipe", "ipc"] },
-  );
+  const side = options.engineSide;
+  const argv = ["--front", options.address, "--engines", String(options.engineCount)];
+  if (side !== undefined) {
+    argv.push("--back-publish", side.publishAddress, "--back-output", side.outputAddress);
+    if (side.statsIntervalMs !== undefined) argv.push("--stats-interval-ms", String(side.statsIntervalMs));
+  }
+  const child: ChildProcess = spawn(process.execPath, [mainPath, ...argv], {
+    stdio: ["ignore", "pipe", "pipe", "ipc"],
+  });
   return new Promise((resolve, reject) => {
     const events: MockCoordinatorEvent[] = [];
     const listeners = new Set<(e: MockCoordinatorEvent | null) => void>();
@@ -92,7 +102,8 @@ export function startMockCoordinator(options: MockCoordinatorOptions): Promise<M
     const exited = new Promise<void>((resolveExit) => {
       child.on("close", (code, signal) => {
         exitInfo = { code, signal };
-        removeStaleIpcFiles([options.address]); // libzmq leaves the bound ipc:// file behind
+        // libzmq leaves the bound ipc:// files behind
+        removeStaleIpcFiles([options.address, side?.publishAddress, side?.outputAddress]);
         clearTimeout(startTimer);
         for (const listener of [...listeners]) listener(null);
         if (!started) reject(new MockEngineStartError(code, signal, stderr));

@@ -42,6 +42,13 @@ export interface MockEngineOptions {
   handshakeAddress?: string;
   inputAddress?: string;
   outputAddress?: string;
+  /**
+   * Bootstrapped mode: the DP coordinator's engine-facing XPUB and PULL, as INIT's `coordinator_input` /
+   * `coordinator_output` would name them (handshake mode takes them from INIT). The engine subscribes, waits
+   * for the coordinator's READY and publishes its request counts there (vllm/v1/engine/core.py).
+   */
+  coordinatorInput?: string;
+  coordinatorOutput?: string;
   engineIndices?: number[];
   stepMs?: number;
   tokensPerStep?: number;
@@ -63,7 +70,8 @@ export interface MockEngineOptions {
   /**
    * Load other frontends put on this engine (DP routing tests): with `logStats`, the engine steps and
    * reports this many extra waiting requests in its SchedulerStats, as an engine serving other
-   * frontends' queued requests would (`--extra-waiting`).
+   * frontends' queued requests would (`--extra-waiting`); with a DP coordinator, they are also in the
+   * request counts it publishes there.
    */
   extraWaiting?: number;
   /** The extra load clears this many ms after the engine started (`--extra-waiting-ms`); default never. */
@@ -84,6 +92,8 @@ export interface ResolvedOptions {
   handshakeAddress: string | undefined;
   inputAddress: string | undefined;
   outputAddress: string | undefined;
+  coordinatorInput: string | undefined;
+  coordinatorOutput: string | undefined;
   engineIndices: number[];
   stepMs: number;
   tokensPerStep: number;
@@ -140,6 +150,18 @@ export function resolveOptions(options: MockEngineOptions): ResolvedOptions {
     throw new MockEngineOptionsError(
       "bootstrapped mode needs inputAddress and outputAddress (--input <addr> --output <addr>)",
       "inputAddress",
+    );
+  }
+  if ((options.coordinatorInput === undefined) !== (options.coordinatorOutput === undefined)) {
+    throw new MockEngineOptionsError(
+      "coordinatorInput and coordinatorOutput go together (--coordinator-input / --coordinator-output)",
+      "coordinatorInput",
+    );
+  }
+  if (mode === "handshake" && options.coordinatorInput !== undefined) {
+    throw new MockEngineOptionsError(
+      "handshake mode takes the coordinator addresses from INIT; coordinatorInput is for bootstrapped mode",
+      "coordinatorInput",
     );
   }
   const engineIndices = options.engineIndices ?? [0];
@@ -210,6 +232,8 @@ export function resolveOptions(options: MockEngineOptions): ResolvedOptions {
     handshakeAddress: options.handshakeAddress,
     inputAddress: options.inputAddress,
     outputAddress: options.outputAddress,
+    coordinatorInput: options.coordinatorInput,
+    coordinatorOutput: options.coordinatorOutput,
     engineIndices: [...engineIndices],
     stepMs: nonNegativeInt(options.stepMs, "stepMs", 5),
     tokensPerStep,
@@ -235,6 +259,11 @@ const FLAGS = {
   handshake: { type: "string", help: "handshake mode: the frontend's handshake ROUTER address" },
   input: { type: "string", help: "bootstrapped mode: the frontend's input ROUTER address" },
   output: { type: "string", help: "bootstrapped mode: the frontend's output PULL address" },
+  "coordinator-input": { type: "string", help: "bootstrapped mode: the DP coordinator's engine-facing XPUB" },
+  "coordinator-output": {
+    type: "string",
+    help: "bootstrapped mode: the DP coordinator's engine-facing PULL",
+  },
   engines: { type: "string", help: "comma-separated engine indices hosted by this process (default 0)" },
   "step-ms": { type: "string", help: "engine step period in ms (default 5; 0 = as fast as possible)" },
   "tokens-per-step": { type: "string", help: "tokens generated per request per step (default 1)" },
@@ -268,7 +297,7 @@ const FLAGS = {
   "log-stats": { type: "boolean", help: "send SchedulerStats with every step, as vLLM's log_stats" },
   "extra-waiting": {
     type: "string",
-    help: "with --log-stats: report N extra waiting requests (other frontends' load) and keep stepping",
+    help: "with --log-stats or a coordinator: report N extra waiting requests (other frontends' load)",
   },
   "extra-waiting-ms": { type: "string", help: "the --extra-waiting load clears after N ms (default never)" },
   "extra-waiting-engines": { type: "string", help: "comma-separated engines --extra-waiting applies to" },
@@ -333,6 +362,8 @@ export function parseArgv(argv: readonly string[]): MockEngineOptions | "help" {
   if (v.handshake !== undefined) options.handshakeAddress = String(v.handshake);
   if (v.input !== undefined) options.inputAddress = String(v.input);
   if (v.output !== undefined) options.outputAddress = String(v.output);
+  if (v["coordinator-input"] !== undefined) options.coordinatorInput = String(v["coordinator-input"]);
+  if (v["coordinator-output"] !== undefined) options.coordinatorOutput = String(v["coordinator-output"]);
   if (v.engines !== undefined) options.engineIndices = intList(String(v.engines), "engines");
   const stepMs = intFlag(v, "step-ms");
   if (stepMs !== undefined) options.stepMs = stepMs;
@@ -399,6 +430,8 @@ export function toArgv(options: MockEngineOptions): string[] {
   push("handshake", options.handshakeAddress);
   push("input", options.inputAddress);
   push("output", options.outputAddress);
+  push("coordinator-input", options.coordinatorInput);
+  push("coordinator-output", options.coordinatorOutput);
   if (options.engineIndices) push("engines", options.engineIndices.join(","));
   push("step-ms", options.stepMs);
   push("tokens-per-step", options.tokensPerStep);

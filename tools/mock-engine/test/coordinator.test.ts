@@ -3,7 +3,7 @@
 import { encodeFrontendWakeup } from "@vllm-engine-core/protocol";
 import { afterEach, describe, expect, it } from "vitest";
 import { XSubscriber } from "zeromq";
-import { type MockCoordinatorProcess, startMockCoordinator } from "../src/index.js";
+import { type MockCoordinatorProcess, startMockCoordinator, startMockEngine } from "../src/index.js";
 import { ipcAddress } from "./harness.js";
 
 // Real msgspec 0.19.0 bytes of the tuples coordinator.py (c67fe497) publishes, copied from
@@ -65,5 +65,64 @@ describe("mock DP coordinator", () => {
     expect(coordinator!.events).toContainEqual(
       expect.objectContaining({ event: "wakeup", engine: 1, wave: 3, paused: true }),
     );
+  });
+});
+
+describe("mock DP coordinator with its engine side, and mock engines joining it", () => {
+  it("gates on the engines' subscriptions, publishes their request counts, and broadcasts START_DP_WAVE on a wake-up", async () => {
+    const backPublish = ipcAddress("coord-in");
+    const backOutput = ipcAddress("coord-out");
+    coordinator = await startMockCoordinator({
+      address: ipcAddress("coord"),
+      engineCount: 2,
+      engineSide: { publishAddress: backPublish, outputAddress: backOutput },
+    });
+    const engine = await startMockEngine({
+      mode: "bootstrapped",
+      inputAddress: ipcAddress("in"),
+      outputAddress: ipcAddress("out"),
+      coordinatorInput: backPublish,
+      coordinatorOutput: backOutput,
+      engineIndices: [0, 1],
+      extraWaiting: 7,
+      extraWaitingEngines: [1],
+    });
+    try {
+      await coordinator.waitForEvent((e) => e.event === "engines-ready");
+      for (const engineIndex of [0, 1]) {
+        await engine.waitForEvent((e) => e.event === "coordinator-ready" && e.engineIndex === engineIndex);
+      }
+      // Engine 1's counts changed from (0, 0): it publishes them; idle engine 0 publishes nothing.
+      const published = await coordinator.waitForEvent(
+        (e) => e.event === "published" && e.counts?.[1]?.[0] === 7,
+      );
+      expect(published).toMatchObject({
+        counts: [
+          [0, 0, 0],
+          [7, 0, 0],
+        ],
+        wave: 0,
+        enginesRunning: false,
+      });
+      expect(coordinator.events).not.toContainEqual(
+        expect.objectContaining({ event: "engine-counts", engineIndex: 0 }),
+      );
+
+      frontend = new XSubscriber({ linger: 0, receiveTimeout: 10_000 });
+      frontend.connect(coordinator.address);
+      await frontend.send(Uint8Array.of(0x01));
+      await coordinator.subscribers(1);
+      await frontend.send(encodeFrontendWakeup({ engine: 0, wave: 0 }));
+      // START_DP_WAVE reaches every engine (the excluded one ignores it in vLLM; the mock logs both).
+      for (const engineIndex of [0, 1]) {
+        await engine.waitForEvent(
+          (e) => e.event === "coordinator-message" && e.engineIndex === engineIndex && e.typeByte === 0x02,
+        );
+      }
+      const [running] = await frontend.receive();
+      expect(running!.toString("hex")).toBe(WAVE_STATE_HEX(0, true));
+    } finally {
+      await engine.stop();
+    }
   });
 });
