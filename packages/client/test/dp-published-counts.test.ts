@@ -137,6 +137,15 @@ describe("data-parallel routing on an external coordinator's published counts", 
     expect(picked).toEqual([0, 1, 0, 1, 0, 1]);
   });
 
+  it("before the first publish, routes on zero counts as DPLBAsyncMPClient starts (lb_engines = [0, 0, 0.0] each)", async () => {
+    // vLLM's coordinator publishes at once after its startup gate (often before a frontend subscribed), then
+    // only every 5 s while nothing changes: idle engines can go unpublished for seconds. With the start index
+    // and the local bump already at work, a frontend spreads its first requests instead of sending all to 0.
+    const setup = await start();
+    expect(await oneByOne(setup.client, "early", 4)).toEqual([0, 1, 0, 1]);
+    expect(setup.coordinator.events.filter((e) => e.event === "published" && e.counts !== null)).toEqual([]);
+  });
+
   it("bumps the picked engine's waiting count locally until the next publish", async () => {
     const setup = await start();
     await publish(setup, [
