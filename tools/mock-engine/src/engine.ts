@@ -91,6 +91,8 @@ export class MockEngineCore implements UtilityHost {
   #outputs: Push[] = [];
   /** The DP coordinator's engine side, when INIT (or the bootstrapped flags) named one. */
   #coordinator: CoordinatorLink | undefined;
+  /** noCoordinatorSubscription: startup stops before the coordinator link (and the READY). */
+  #coordinatorHang = false;
   #outputQueue: OutputItem[] = [];
   #draining: Promise<void> | undefined;
   #outputDead = false;
@@ -197,6 +199,7 @@ export class MockEngineCore implements UtilityHost {
 
     this.#connectFrontend(addresses);
     await this.#coordinator?.ready();
+    if (this.#coordinatorHang) return; // the handshake socket stays open (and silent) until shutdown
 
     if (faults.noReady) {
       logEvent({ event: "fault", kind: "no-ready", engineIndex: this.engineIndex });
@@ -230,6 +233,12 @@ export class MockEngineCore implements UtilityHost {
       this.#outputs.push(output);
     }
     if (addresses.coordinatorInput && addresses.coordinatorOutput) {
+      if (this.#options.faults.noCoordinatorSubscription) {
+        logEvent({ event: "fault", kind: "no-coordinator-subscription", engineIndex: this.engineIndex });
+        this.#coordinatorHang = true;
+        for (const input of this.#inputs) void this.#readInput(input);
+        return;
+      }
       this.#coordinator = CoordinatorLink.connect(
         this.engineIndex,
         this.identity,

@@ -26,6 +26,11 @@ export interface MockEngineFaults {
   noReady?: boolean;
   /** The engine connects its input sockets but never sends the EngineCoreReadyResponse registration. */
   noRegistration?: boolean;
+  /**
+   * With a DP coordinator: the engine never subscribes to it (hangs before joining: the coordinator's
+   * startup gate waits) and never sends READY.
+   */
+  noCoordinatorSubscription?: boolean;
   /** After this many steps one undecodable frame is pushed on every output socket (once). */
   garbageFrameAfterSteps?: number;
   /**
@@ -279,6 +284,10 @@ const FLAGS = {
   "bad-hello": { type: "boolean", help: "fault: HELLO with a wrong status" },
   "no-ready": { type: "boolean", help: "fault: never send READY" },
   "no-registration": { type: "boolean", help: "fault: never send the input-socket registration" },
+  "no-coordinator-subscription": {
+    type: "boolean",
+    help: "fault: never subscribe to the DP coordinator (nor send READY)",
+  },
   "garbage-frame-after-steps": { type: "string", help: "fault: push one undecodable frame after N steps" },
   "utility-delay-ms": { type: "string", help: "fault: run each utility call N ms after it arrives" },
   "utility-delay-methods": {
@@ -393,6 +402,7 @@ export function parseArgv(argv: readonly string[]): MockEngineOptions | "help" {
   if (v["bad-hello"]) faults.badHello = true;
   if (v["no-ready"]) faults.noReady = true;
   if (v["no-registration"]) faults.noRegistration = true;
+  if (v["no-coordinator-subscription"]) faults.noCoordinatorSubscription = true;
   if (Object.keys(faults).length > 0) options.faults = faults;
   if (v["survive-bad-requests"]) options.surviveBadRequests = true;
   if (v["vllm-version"] !== undefined) options.vllmVersion = String(v["vllm-version"]) as MockVllmVersion;
@@ -449,6 +459,7 @@ export function toArgv(options: MockEngineOptions): string[] {
   if (f.badHello) argv.push("--bad-hello");
   if (f.noReady) argv.push("--no-ready");
   if (f.noRegistration) argv.push("--no-registration");
+  if (f.noCoordinatorSubscription) argv.push("--no-coordinator-subscription");
   if (options.readyResponse) push("ready-response", JSON.stringify(options.readyResponse));
   if (options.surviveBadRequests) argv.push("--survive-bad-requests");
   push("vllm-version", options.vllmVersion);
