@@ -92,6 +92,22 @@ describe("PublishedCountsBalancer (Python DPLBAsyncMPClient.get_core_engine_for_
     ).toBe(1);
   });
 
+  it("before any publish, picks on zero counts (DPAsyncMPClient's initial lb_engines), bumps included", () => {
+    const engines = [engine(4), engine(5)];
+    const b = new PublishedCountsBalancer(2, 0);
+    expect([null, undefined, null].map((none) => b.pick(engines, none)?.index)).toEqual([4, 5, 4]);
+    // The first publish replaces the zeros and their bumps.
+    const published: [number, number][] = [
+      [0, 0],
+      [0, 0],
+      [0, 0],
+      [0, 0],
+      [3, 0],
+      [0, 0],
+    ];
+    expect(b.pick(engines, published)?.index).toBe(5);
+  });
+
   it("falls back (undefined) when the counts do not cover the engines", () => {
     expect(new PublishedCountsBalancer(2, 0).pick([engine(0), engine(3)], [[0, 0]])).toBeUndefined();
   });

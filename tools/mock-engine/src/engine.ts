@@ -3,6 +3,7 @@
 // like separate vLLM engine processes.
 import { setTimeout as delay } from "node:timers/promises";
 import { Dealer, Push } from "zeromq";
+import { CoordinatorLink } from "./coordinator-link.js";
 import { logEvent } from "./events.js";
 import { MockModelError } from "./logprobs.js";
 import type { ResolvedOptions } from "./options.js";
@@ -88,6 +89,10 @@ export class MockEngineCore implements UtilityHost {
   #handshake: Dealer | undefined;
   #inputs: Dealer[] = [];
   #outputs: Push[] = [];
+  /** The DP coordinator's engine side, when INIT (or the bootstrapped flags) named one. */
+  #coordinator: CoordinatorLink | undefined;
+  /** noCoordinatorSubscription: startup stops before the coordinator link (and the READY). */
+  #coordinatorHang = false;
   #outputQueue: OutputItem[] = [];
   #draining: Promise<void> | undefined;
   #outputDead = false;
@@ -145,7 +150,10 @@ export class MockEngineCore implements UtilityHost {
         this.#connectFrontend({
           inputs: [this.#options.inputAddress!],
           outputs: [this.#options.outputAddress!],
+          coordinatorInput: this.#options.coordinatorInput ?? null,
+          coordinatorOutput: this.#options.coordinatorOutput ?? null,
         });
+        await this.#coordinator?.ready();
       }
     } catch (error) {
       if (this.#stopping) return;
@@ -190,6 +198,8 @@ export class MockEngineCore implements UtilityHost {
     logEvent({ event: "init", engineIndex: this.engineIndex, addresses });
 
     this.#connectFrontend(addresses);
+    await this.#coordinator?.ready();
+    if (this.#coordinatorHang) return; // the handshake socket stays open (and silent) until shutdown
 
     if (faults.noReady) {
       logEvent({ event: "fault", kind: "no-ready", engineIndex: this.engineIndex });
@@ -221,6 +231,24 @@ export class MockEngineCore implements UtilityHost {
       const output = new Push({ linger: OUTPUT_LINGER_MS, sendHighWaterMark: 0 });
       output.connect(address);
       this.#outputs.push(output);
+    }
+    if (addresses.coordinatorInput && addresses.coordinatorOutput) {
+      if (this.#options.faults.noCoordinatorSubscription) {
+        logEvent({ event: "fault", kind: "no-coordinator-subscription", engineIndex: this.engineIndex });
+        this.#coordinatorHang = true;
+        for (const input of this.#inputs) void this.#readInput(input);
+        return;
+      }
+      this.#coordinator = CoordinatorLink.connect(
+        this.engineIndex,
+        this.identity,
+        { input: addresses.coordinatorInput, output: addresses.coordinatorOutput },
+        {
+          auxThreshold: zeroCopyThreshold(),
+          vllmVersion: this.vllmVersion,
+          blockSize: this.config.blockSize,
+        },
+      );
     }
     for (const input of this.#inputs) void this.#readInput(input);
   }
@@ -317,6 +345,7 @@ export class MockEngineCore implements UtilityHost {
       engineIndex: this.engineIndex,
       requestId,
       clientIndex,
+      currentWave: request.currentWave,
       promptTokens: request.promptTokenIds?.length ?? 0,
       maxTokens: request.sampling?.maxTokens,
     });
@@ -459,6 +488,8 @@ export class MockEngineCore implements UtilityHost {
         });
         continue;
       }
+      // run_busy_loop: "Publish request counts before and after GPU step to ensure freshness."
+      this.#publishRequestCounts();
       const scheduled = this.#scheduler.schedule();
       // The "forward pass": aborts arriving meanwhile remove requests before their tokens are emitted.
       if (stepMs > 0) await this.#sleep(stepMs);
@@ -474,8 +505,13 @@ export class MockEngineCore implements UtilityHost {
         this.#fatal(error.message);
         return;
       }
+      this.#publishRequestCounts();
       const statsOnly = result.scheduled === 0 && busyElsewhere && this.#options.logStats;
-      if (result.scheduled === 0 && !statsOnly) continue;
+      if (result.scheduled === 0 && !statsOnly) {
+        // Without log_stats the coordinator (just above) was the only one to tell about the cleared load.
+        if (!this.#options.logStats) this.#extraLoad.reportDue = false;
+        continue;
+      }
       this.#steps++;
       this.#extraLoad.reportDue = false;
       const stats = this.#options.logStats ? this.#stepStats() : undefined;
@@ -506,7 +542,7 @@ export class MockEngineCore implements UtilityHost {
   /** --extra-waiting: the load is there from the start and clears after --extra-waiting-ms. */
   #startExtraLoad(): void {
     const { extraWaiting, extraWaitingMs, extraWaitingEngines, logStats } = this.#options;
-    if (extraWaiting === 0 || !logStats) return;
+    if (extraWaiting === 0 || (!logStats && this.#coordinator === undefined)) return;
     if (extraWaitingEngines !== undefined && !extraWaitingEngines.includes(this.engineIndex)) return;
     this.#extraLoad.active = true;
     if (extraWaitingMs === undefined) return;
@@ -516,6 +552,21 @@ export class MockEngineCore implements UtilityHost {
       this.#wakeLoop();
     }, extraWaitingMs);
     timer.unref();
+  }
+
+  /** To the DP coordinator, when there is one and the counts changed (get_request_counts, get_kv_cache_usage). */
+  #publishRequestCounts(): void {
+    if (this.#coordinator === undefined) return;
+    const extra = this.#extraLoad.active ? this.#options.extraWaiting : 0;
+    const blocks = this.#scheduler.kvBlocksInUse(this.config.blockSize);
+    this.#coordinator.publishCounts(
+      {
+        numRunning: this.#scheduler.numRunning,
+        numWaiting: this.#scheduler.numWaiting + extra,
+        kvCacheUsage: Math.min(1, blocks / Math.max(1, this.config.numGpuBlocks)),
+      },
+      this.vllmVersion,
+    );
   }
 
   /** Scheduler.make_stats after a step, in the played version's layout. */
@@ -732,6 +783,7 @@ export class MockEngineCore implements UtilityHost {
     this.#handshake?.close();
     this.#handshake = undefined;
     for (const input of this.#inputs) if (!input.closed) input.close();
+    this.#coordinator?.close(outputLinger);
     for (const output of this.#outputs) {
       if (!output.closed) {
         output.linger = outputLinger;

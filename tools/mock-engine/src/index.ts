@@ -1,4 +1,11 @@
 // Programmatic API of the mock engine (launcher side: never loads zeromq).
+export type { MockCoordinatorEvent, MockEngineCounts } from "./coordinator-events.js";
+export {
+  type MockCoordinatorOptions,
+  type MockCoordinatorProcess,
+  mockCoordinatorMainPath,
+  startMockCoordinator,
+} from "./coordinator-launcher.js";
 export type { MockEngineEvent, MockEngineEventName } from "./events.js";
 export { ipcSocketPath, removeStaleIpcFiles } from "./ipc-files.js";
 export {

@@ -26,6 +26,11 @@ export interface MockEngineFaults {
   noReady?: boolean;
   /** The engine connects its input sockets but never sends the EngineCoreReadyResponse registration. */
   noRegistration?: boolean;
+  /**
+   * With a DP coordinator: the engine never subscribes to it (hangs before joining: the coordinator's
+   * startup gate waits) and never sends READY.
+   */
+  noCoordinatorSubscription?: boolean;
   /** After this many steps one undecodable frame is pushed on every output socket (once). */
   garbageFrameAfterSteps?: number;
   /**
@@ -42,6 +47,13 @@ export interface MockEngineOptions {
   handshakeAddress?: string;
   inputAddress?: string;
   outputAddress?: string;
+  /**
+   * Bootstrapped mode: the DP coordinator's engine-facing XPUB and PULL, as INIT's `coordinator_input` /
+   * `coordinator_output` would name them (handshake mode takes them from INIT). The engine subscribes, waits
+   * for the coordinator's READY and publishes its request counts there (vllm/v1/engine/core.py).
+   */
+  coordinatorInput?: string;
+  coordinatorOutput?: string;
   engineIndices?: number[];
   stepMs?: number;
   tokensPerStep?: number;
@@ -63,7 +75,8 @@ export interface MockEngineOptions {
   /**
    * Load other frontends put on this engine (DP routing tests): with `logStats`, the engine steps and
    * reports this many extra waiting requests in its SchedulerStats, as an engine serving other
-   * frontends' queued requests would (`--extra-waiting`).
+   * frontends' queued requests would (`--extra-waiting`); with a DP coordinator, they are also in the
+   * request counts it publishes there.
    */
   extraWaiting?: number;
   /** The extra load clears this many ms after the engine started (`--extra-waiting-ms`); default never. */
@@ -84,6 +97,8 @@ export interface ResolvedOptions {
   handshakeAddress: string | undefined;
   inputAddress: string | undefined;
   outputAddress: string | undefined;
+  coordinatorInput: string | undefined;
+  coordinatorOutput: string | undefined;
   engineIndices: number[];
   stepMs: number;
   tokensPerStep: number;
@@ -140,6 +155,18 @@ export function resolveOptions(options: MockEngineOptions): ResolvedOptions {
     throw new MockEngineOptionsError(
       "bootstrapped mode needs inputAddress and outputAddress (--input <addr> --output <addr>)",
       "inputAddress",
+    );
+  }
+  if ((options.coordinatorInput === undefined) !== (options.coordinatorOutput === undefined)) {
+    throw new MockEngineOptionsError(
+      "coordinatorInput and coordinatorOutput go together (--coordinator-input / --coordinator-output)",
+      "coordinatorInput",
+    );
+  }
+  if (mode === "handshake" && options.coordinatorInput !== undefined) {
+    throw new MockEngineOptionsError(
+      "handshake mode takes the coordinator addresses from INIT; coordinatorInput is for bootstrapped mode",
+      "coordinatorInput",
     );
   }
   const engineIndices = options.engineIndices ?? [0];
@@ -210,6 +237,8 @@ export function resolveOptions(options: MockEngineOptions): ResolvedOptions {
     handshakeAddress: options.handshakeAddress,
     inputAddress: options.inputAddress,
     outputAddress: options.outputAddress,
+    coordinatorInput: options.coordinatorInput,
+    coordinatorOutput: options.coordinatorOutput,
     engineIndices: [...engineIndices],
     stepMs: nonNegativeInt(options.stepMs, "stepMs", 5),
     tokensPerStep,
@@ -235,6 +264,11 @@ const FLAGS = {
   handshake: { type: "string", help: "handshake mode: the frontend's handshake ROUTER address" },
   input: { type: "string", help: "bootstrapped mode: the frontend's input ROUTER address" },
   output: { type: "string", help: "bootstrapped mode: the frontend's output PULL address" },
+  "coordinator-input": { type: "string", help: "bootstrapped mode: the DP coordinator's engine-facing XPUB" },
+  "coordinator-output": {
+    type: "string",
+    help: "bootstrapped mode: the DP coordinator's engine-facing PULL",
+  },
   engines: { type: "string", help: "comma-separated engine indices hosted by this process (default 0)" },
   "step-ms": { type: "string", help: "engine step period in ms (default 5; 0 = as fast as possible)" },
   "tokens-per-step": { type: "string", help: "tokens generated per request per step (default 1)" },
@@ -250,6 +284,10 @@ const FLAGS = {
   "bad-hello": { type: "boolean", help: "fault: HELLO with a wrong status" },
   "no-ready": { type: "boolean", help: "fault: never send READY" },
   "no-registration": { type: "boolean", help: "fault: never send the input-socket registration" },
+  "no-coordinator-subscription": {
+    type: "boolean",
+    help: "fault: never subscribe to the DP coordinator (nor send READY)",
+  },
   "garbage-frame-after-steps": { type: "string", help: "fault: push one undecodable frame after N steps" },
   "utility-delay-ms": { type: "string", help: "fault: run each utility call N ms after it arrives" },
   "utility-delay-methods": {
@@ -268,7 +306,7 @@ const FLAGS = {
   "log-stats": { type: "boolean", help: "send SchedulerStats with every step, as vLLM's log_stats" },
   "extra-waiting": {
     type: "string",
-    help: "with --log-stats: report N extra waiting requests (other frontends' load) and keep stepping",
+    help: "with --log-stats or a coordinator: report N extra waiting requests (other frontends' load)",
   },
   "extra-waiting-ms": { type: "string", help: "the --extra-waiting load clears after N ms (default never)" },
   "extra-waiting-engines": { type: "string", help: "comma-separated engines --extra-waiting applies to" },
@@ -333,6 +371,8 @@ export function parseArgv(argv: readonly string[]): MockEngineOptions | "help" {
   if (v.handshake !== undefined) options.handshakeAddress = String(v.handshake);
   if (v.input !== undefined) options.inputAddress = String(v.input);
   if (v.output !== undefined) options.outputAddress = String(v.output);
+  if (v["coordinator-input"] !== undefined) options.coordinatorInput = String(v["coordinator-input"]);
+  if (v["coordinator-output"] !== undefined) options.coordinatorOutput = String(v["coordinator-output"]);
   if (v.engines !== undefined) options.engineIndices = intList(String(v.engines), "engines");
   const stepMs = intFlag(v, "step-ms");
   if (stepMs !== undefined) options.stepMs = stepMs;
@@ -362,6 +402,7 @@ export function parseArgv(argv: readonly string[]): MockEngineOptions | "help" {
   if (v["bad-hello"]) faults.badHello = true;
   if (v["no-ready"]) faults.noReady = true;
   if (v["no-registration"]) faults.noRegistration = true;
+  if (v["no-coordinator-subscription"]) faults.noCoordinatorSubscription = true;
   if (Object.keys(faults).length > 0) options.faults = faults;
   if (v["survive-bad-requests"]) options.surviveBadRequests = true;
   if (v["vllm-version"] !== undefined) options.vllmVersion = String(v["vllm-version"]) as MockVllmVersion;
@@ -399,6 +440,8 @@ export function toArgv(options: MockEngineOptions): string[] {
   push("handshake", options.handshakeAddress);
   push("input", options.inputAddress);
   push("output", options.outputAddress);
+  push("coordinator-input", options.coordinatorInput);
+  push("coordinator-output", options.coordinatorOutput);
   if (options.engineIndices) push("engines", options.engineIndices.join(","));
   push("step-ms", options.stepMs);
   push("tokens-per-step", options.tokensPerStep);
@@ -416,6 +459,7 @@ export function toArgv(options: MockEngineOptions): string[] {
   if (f.badHello) argv.push("--bad-hello");
   if (f.noReady) argv.push("--no-ready");
   if (f.noRegistration) argv.push("--no-registration");
+  if (f.noCoordinatorSubscription) argv.push("--no-coordinator-subscription");
   if (options.readyResponse) push("ready-response", JSON.stringify(options.readyResponse));
   if (options.surviveBadRequests) argv.push("--survive-bad-requests");
   push("vllm-version", options.vllmVersion);

@@ -40,6 +40,9 @@ export function engineIdentity(index: number): Buffer {
 export interface InitAddresses {
   inputs: string[];
   outputs: string[];
+  /** The DP coordinator's engine-facing XPUB / PULL (null: no coordinator). */
+  coordinatorInput?: string | null;
+  coordinatorOutput?: string | null;
 }
 
 export function encodeStatus(status: { status: string; local: boolean; headless: boolean }): Uint8Array {
@@ -48,7 +51,12 @@ export function encodeStatus(status: { status: string; local: boolean; headless:
 
 export function decodeInit(payload: Uint8Array): InitAddresses {
   const init = decodeHandshakeInit(payload);
-  return { inputs: [...init.addresses.inputs], outputs: [...init.addresses.outputs] };
+  return {
+    inputs: [...init.addresses.inputs],
+    outputs: [...init.addresses.outputs],
+    coordinatorInput: init.addresses.coordinatorInput ?? null,
+    coordinatorOutput: init.addresses.coordinatorOutput ?? null,
+  };
 }
 
 /** The registration frame, in `version`'s dataclass (the response holds that version's keys only). */
@@ -71,6 +79,8 @@ export interface MockSampling {
 export interface MockAddRequest {
   requestId: string;
   clientIndex: number;
+  /** The DP wave the frontend knew when it sent the request (DPAsyncMPClient.add_request_async stamps it). */
+  currentWave: number;
   promptTokenIds: number[] | null;
   sampling: MockSampling | null;
   pooling: { task: string | null } | null;
@@ -109,6 +119,7 @@ function toMockAdd(request: DecodedEngineCoreRequest): MockAddRequest {
   return {
     requestId: request.request_id,
     clientIndex: Number(request.client_index),
+    currentWave: Number(request.current_wave),
     promptTokenIds: request.prompt_token_ids ? request.prompt_token_ids.map(Number) : null,
     sampling,
     pooling,

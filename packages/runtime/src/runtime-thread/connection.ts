@@ -200,9 +200,12 @@ export class ConnectionService implements EngineOutputSink {
       if (engine.dead !== undefined) throw engine.dead;
       return engine;
     }
-    const counts = this.io.coordinator?.state().counts;
+    // With an external coordinator, Python's published-counts choice (on zeros until the first publish).
+    const coordinator = this.io.coordinator;
     const best =
-      (counts ? this.published.pick(this.engines, counts) : undefined) ?? leastLoaded(this.engines);
+      (coordinator?.mode === "external"
+        ? this.published.pick(this.engines, coordinator.state().counts)
+        : undefined) ?? leastLoaded(this.engines);
     if (best === undefined) {
       throw (
         this.engines[0]?.dead ??

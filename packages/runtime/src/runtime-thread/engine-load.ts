@@ -7,7 +7,8 @@
 //    Python's DPLBAsyncMPClient.get_core_engine_for_request (vllm/v1/engine/core_client.py) — the score
 //    `max(client_count * inFlight, waiting + running)` plus the KV-pressure penalty on waiting requests, a
 //    scan from a start index that rotates after every pick, and the picked engine's waiting count bumped
-//    locally until the next publish.
+//    locally until the next publish; before the first publish with counts, on zeros (DPAsyncMPClient's
+//    initial lb_engines), so the rotation and the bumps spread an idle start too.
 import type { EngineLoadCounts } from "@vllm-engine-core/protocol";
 
 /** The engine's latest reported scheduler counts (SchedulerStats.num_running_reqs / num_waiting_reqs). */
@@ -66,6 +67,8 @@ export class PublishedCountsBalancer {
   /** The publish the local bumps apply to, and its mutable copy. */
   #source: readonly EngineLoadCounts[] | null = null;
   #counts: [number, number, number][] = [];
+  /** `lb_engines = [[0, 0, 0.0] for _ in self.core_engines]`, by DP rank: the counts before any publish. */
+  #initial: EngineLoadCounts[] | undefined;
 
   constructor(engineCount: number, clientIndex: number, clientCount = 1) {
     this.#clientCount = Math.max(1, clientCount);
@@ -78,10 +81,15 @@ export class PublishedCountsBalancer {
 
   /**
    * The engine to use, or undefined when `counts` does not cover the engines (then use leastLoaded).
-   * `engines` must be the same list, in the same order, on every call.
+   * `counts` null or undefined: nothing published yet. `engines` must be the same list, in the same order,
+   * on every call.
    */
-  pick<E extends EngineLoadView>(engines: readonly E[], counts: readonly EngineLoadCounts[]): E | undefined {
+  pick<E extends EngineLoadView>(
+    engines: readonly E[],
+    published: readonly EngineLoadCounts[] | null | undefined,
+  ): E | undefined {
     // Counts are global, by DP rank: each engine reads its rank's entry (Python slices them the same way).
+    const counts = published ?? this.#initialCounts(engines);
     const n = engines.length;
     if (n === 0 || engines.some((engine) => counts[engine.index] === undefined)) return undefined;
     if (counts !== this.#source) {
@@ -112,5 +120,13 @@ export class PublishedCountsBalancer {
     // Rotate the scan start so that ties do not always favour the same engine.
     this.#startIndex = (this.#startIndex + 1) % n;
     return engines[best];
+  }
+
+  #initialCounts(engines: readonly EngineLoadView[]): readonly EngineLoadCounts[] {
+    this.#initial ??= Array.from(
+      { length: Math.max(0, ...engines.map((engine) => engine.index)) + 1 },
+      (): EngineLoadCounts => [0, 0, 0],
+    );
+    return this.#initial;
   }
 }

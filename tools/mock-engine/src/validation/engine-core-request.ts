@@ -29,6 +29,7 @@ export interface DecodedEngineCoreRequest {
   sampling_params: DecodedSamplingParams | null;
   pooling_params: Record<string, unknown> | null;
   client_index: bigint;
+  current_wave: bigint;
   abort_immediately: boolean;
   [field: string]: unknown;
 }
