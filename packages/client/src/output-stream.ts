@@ -92,14 +92,14 @@ export class EngineCoreOutputStream implements AsyncIterableIterator<EngineCoreO
     return this.#finished || this.#hasError;
   }
 
-  /** @internal RequestSink: one engine step's output for this request. */
+  /** RequestSink (called by the runtime connection, not by readers): one engine step's output for this request. */
   output(output: EngineCoreOutput, engineIndex: number, timestamp: number): void {
     if (this.#finished || this.#closed || this.#hasError) return;
     this.#timings?.observe(output, engineIndex, timestamp, this.#observer!());
     this.#push(output, timestamp);
   }
 
-  /** @internal RequestSink: a client aborted the request; it ends with a final ABORT output. */
+  /** RequestSink (called by the runtime connection): a client aborted the request; it ends with a final ABORT output. */
   aborted(engineIndex: number): void {
     if (this.#finished || this.#closed || this.#hasError) return;
     if (engineIndex >= 0) this.engineIndex = engineIndex;
@@ -136,7 +136,7 @@ export class EngineCoreOutputStream implements AsyncIterableIterator<EngineCoreO
     this.#tailMergeable = plain;
   }
 
-  /** @internal RequestSink: ends the stream with an error after the outputs already queued. */
+  /** RequestSink (called by the runtime connection): ends the stream with an error after the outputs already queued. */
   fail(error: unknown): void {
     if (this.#finished || this.#hasError || this.#closed) return;
     this.#timings?.endLocally(null);

@@ -8,6 +8,7 @@ import type { ConnectionHandle, RuntimeConnection } from "../types.js";
 import { ThreadConnection } from "./connection.js";
 import { isRetiring, linkTo, type RuntimeLink } from "./link.js";
 import { ensureRuntime, locateRuntime } from "./rendezvous.js";
+import { untilAborted } from "./until-aborted.js";
 
 /** This thread's live connections, so attaching twice returns the same object. */
 const connections = new Map<string, ThreadConnection>();
@@ -126,24 +127,6 @@ function adopt(link: RuntimeLink, attached: AttachResult): ThreadConnection {
   // Tells the runtime this thread holds the connection now (an unadopted one dies with its opener).
   link.post({ t: "adopt", connectionId });
   return connection;
-}
-
-function untilAborted<T>(promise: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
-  if (signal === undefined) return promise;
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(signal.reason);
-    signal.addEventListener("abort", onAbort, { once: true });
-    promise.then(
-      (value) => {
-        signal.removeEventListener("abort", onAbort);
-        resolve(value);
-      },
-      (error: unknown) => {
-        signal.removeEventListener("abort", onAbort);
-        reject(error);
-      },
-    );
-  });
 }
 
 function describeValue(value: unknown): string {

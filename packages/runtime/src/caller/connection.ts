@@ -30,6 +30,7 @@ import type {
 } from "../types.js";
 import type { LinkedConnection, RuntimeLink } from "./link.js";
 import { type SchedulerStatsListener, SchedulerStatsListeners } from "./stats-listeners.js";
+import { untilAborted } from "./until-aborted.js";
 
 interface LiveRequest {
   readonly requestId: string;
@@ -391,35 +392,6 @@ export class ThreadConnection implements RuntimeConnection, LinkedConnection {
   #assertOpen(): void {
     if (this.#closed !== undefined) throw this.#closed;
   }
-}
-
-/**
- * `promise`, or the signal's reason as soon as it aborts (then `onAbort` runs once). The promise still
- * settles later (the runtime answers the cancelled call); that outcome is dropped.
- */
-function untilAborted<T>(promise: Promise<T>, signal: AbortSignal, onAbort: () => void): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    const abort = () => {
-      promise.catch(() => {});
-      onAbort();
-      reject(signal.reason);
-    };
-    if (signal.aborted) {
-      abort();
-      return;
-    }
-    signal.addEventListener("abort", abort, { once: true });
-    promise.then(
-      (value) => {
-        signal.removeEventListener("abort", abort);
-        resolve(value);
-      },
-      (error: unknown) => {
-        signal.removeEventListener("abort", abort);
-        reject(error);
-      },
-    );
-  });
 }
 
 function asError(error: unknown): Error {

@@ -27,6 +27,7 @@ import type { RuntimeFate, RuntimeWhereabouts } from "../messages.js";
 import { HOST_ACK_TIMEOUT_MS } from "../timing.js";
 import { newId } from "./ids.js";
 import { RuntimeSupervisor } from "./supervisor.js";
+import { untilAborted } from "./until-aborted.js";
 
 // ---------------------------------------------------------------------------------------------------
 // The host channel's messages (nothing outside this module posts or reads them).
@@ -167,25 +168,6 @@ function askHost(request: HostRequest, signal?: AbortSignal): Promise<FinalReply
     const onAbort = () => settle(() => reject(signal?.reason));
     signal?.addEventListener("abort", onAbort, { once: true });
     post(request);
-  });
-}
-
-/** `promise`, or the signal's reason as soon as it aborts. */
-function untilAborted<T>(promise: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
-  if (signal === undefined) return promise;
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(signal.reason);
-    signal.addEventListener("abort", onAbort, { once: true });
-    promise.then(
-      (value) => {
-        signal.removeEventListener("abort", onAbort);
-        resolve(value);
-      },
-      (error: unknown) => {
-        signal.removeEventListener("abort", onAbort);
-        reject(error);
-      },
-    );
   });
 }
 
