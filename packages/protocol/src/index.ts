@@ -47,6 +47,7 @@ export {
   outputShapeProblem,
 } from "./messages/output.js";
 export { decodeOutputMessageKnowing, type KnownRequest } from "./messages/owned-output.js";
+export { requestIdHash } from "./messages/request-id-hash.js";
 export { type OutputRoute, readOutputRoute } from "./messages/route.js";
 export { DEFAULT_AUX_THRESHOLD, type EncodeOptions } from "./messages/run.js";
 export { readSchedulerStats } from "./messages/scheduler-stats.js";

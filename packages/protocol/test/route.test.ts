@@ -9,9 +9,11 @@ import {
   encodeEngineCoreOutputs,
   encodeValue,
   FinishReason,
+  type OutputRoute,
   ProtocolError,
   readOutputRoute,
   readSchedulerStats,
+  requestIdHash,
 } from "../src/index.js";
 import { skipValues } from "../src/msgpack/skip.js";
 import { EngineCoreOutputsCodec } from "../src/structs/output.js";
@@ -21,6 +23,38 @@ import { decodeEngineCoreOutputs, decodeOutputMessage, FRAME_SHAPES } from "./he
 /** The same bytes in every shape of the shared frame-shape helper (Uint8Array, Buffers, offsets 1–7). */
 function frameShapes(bytes: Uint8Array): [string, Uint8Array][] {
   return FRAME_SHAPES.map((shape) => [shape.name, shape.make([bytes])[0]!]);
+}
+
+/** The route's fields other than the keys and the stats span, as one object. */
+function fieldsOf(route: OutputRoute) {
+  const { complete, engineIndex, requestIds, outputFinished, finishedRequests } = route;
+  const { hasSchedulerStats, hasUtilityOutput, utilityCallId, hasWaveComplete, hasStartWave } = route;
+  return {
+    complete,
+    engineIndex,
+    requestIds,
+    outputFinished,
+    finishedRequests,
+    hasSchedulerStats,
+    hasUtilityOutput,
+    utilityCallId,
+    hasWaveComplete,
+    hasStartWave,
+  };
+}
+
+/** Each request id's key: its bytes in `main` decode to the id, and the hash is requestIdHash of them. */
+function expectKeys(main: Uint8Array, route: OutputRoute, label: string): void {
+  expect(route.outputCount, label).toBe(route.requestIds.length);
+  for (let i = 0; i < route.outputCount; i++) {
+    const start = route.requestIdKeys[3 * i]!;
+    const end = route.requestIdKeys[3 * i + 1]!;
+    expect(new TextDecoder().decode(main.subarray(start, end)), label).toBe(route.requestIds[i]);
+    expect(route.requestIdKeys[3 * i + 2], label).toBe(requestIdHash(main, start, end));
+    expect(requestIdHash(main, start, end), label).toBe(
+      requestIdHash(new TextEncoder().encode(route.requestIds[i])),
+    );
+  }
 }
 
 function output(requestId: string, extra: Partial<EngineCoreOutputs["outputs"][number]> = {}) {
@@ -55,9 +89,10 @@ describe("readOutputRoute", () => {
     const frames = encodeEngineCoreOutputs(rich);
     expect(frames.length).toBeGreaterThan(1); // the logprob ids went to an aux frame
     for (const [shape, main] of frameShapes(frames[0]!)) {
-      const { schedulerStatsSpan, ...route } = readOutputRoute(main);
-      expect(schedulerStatsSpan, shape).not.toBeNull();
-      expect(route, shape).toEqual({
+      const read = readOutputRoute(main);
+      expect(read.schedulerStatsSpan, shape).not.toBeNull();
+      expectKeys(main, read, shape);
+      expect(fieldsOf(read), shape).toEqual({
         complete: true,
         engineIndex: 3,
         requestIds: ["ascii-1", "ünïcödé-🚀", "x".repeat(40), "y".repeat(300), "lp"],
@@ -97,13 +132,12 @@ describe("readOutputRoute", () => {
           const frames = encodeEngineCoreOutputs(value as EngineCoreOutputsInit, { auxThreshold });
           const decoded = decodeEngineCoreOutputs(frames);
           for (const [shape, main] of frameShapes(frames[0]!)) {
-            const { schedulerStatsSpan, ...route } = readOutputRoute(main);
+            const read = readOutputRoute(main);
             // The recorded span decodes to the full decoder's stats.
-            expect(schedulerStatsSpan === null, shape).toBe(decoded.schedulerStats === null);
-            expect(readSchedulerStats(main, { ...route, schedulerStatsSpan }), shape).toEqual(
-              decoded.schedulerStats,
-            );
-            expect(route, shape).toEqual({
+            expect(read.schedulerStatsSpan === null, shape).toBe(decoded.schedulerStats === null);
+            expect(readSchedulerStats(main, read), shape).toEqual(decoded.schedulerStats);
+            expectKeys(main, read, shape);
+            expect(fieldsOf(read), shape).toEqual({
               complete: true,
               engineIndex: decoded.engineIndex,
               requestIds: decoded.outputs.map((o) => o.requestId),

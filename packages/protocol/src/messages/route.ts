@@ -7,6 +7,7 @@
 import { asciiString } from "../msgpack/reader.js";
 import { skipValues, u32 } from "../msgpack/skip.js";
 import { EngineCoreOutputCodec, EngineCoreOutputsCodec, UtilityOutputCodec } from "../structs/output.js";
+import { FNV_OFFSET, FNV_PRIME } from "./request-id-hash.js";
 
 export interface OutputRoute {
   /**
@@ -17,8 +18,18 @@ export interface OutputRoute {
   complete: boolean;
   /** `engine_index`, or null when it is not a safe integer (or the message is too short to hold it). */
   engineIndex: number | null;
-  /** `request_id` of each element of `outputs`, in wire order. */
-  requestIds: string[];
+  /**
+   * `request_id` of each element of `outputs`, in wire order. Built from `requestIdKeys` when first read: a
+   * router that looks requests up by their bytes (requestIdHash) never builds these strings.
+   */
+  readonly requestIds: string[];
+  /** How many request ids of `outputs` were read (the length of `requestIds`). */
+  outputCount: number;
+  /**
+   * Per element of `outputs`, three ints: where its request id's UTF-8 bytes start and end in the frame
+   * (`[start, end)`), and requestIdHash of those bytes. Valid for the first `outputCount` elements.
+   */
+  requestIdKeys: Int32Array;
   /** `finish_reason` is not nil, for each element of `outputs` (parallel to `requestIds`): its last output. */
   outputFinished: boolean[];
   /** `finished_requests` as sent (null when nil or absent). */
@@ -37,6 +48,40 @@ export interface OutputRoute {
   /** `wave_complete` / `start_wave` are not nil. */
   hasWaveComplete: boolean;
   hasStartWave: boolean;
+}
+
+const NO_KEYS = new Int32Array(0);
+
+class RouteRead implements OutputRoute {
+  complete = false;
+  engineIndex: number | null = null;
+  outputCount = 0;
+  requestIdKeys = NO_KEYS;
+  outputFinished: boolean[] = [];
+  finishedRequests: string[] | null = null;
+  hasSchedulerStats = false;
+  schedulerStatsSpan: readonly [start: number, end: number] | null = null;
+  hasUtilityOutput = false;
+  utilityCallId: bigint | null = null;
+  hasWaveComplete = false;
+  hasStartWave = false;
+  readonly #main: Uint8Array;
+  #requestIds: string[] | undefined;
+
+  constructor(main: Uint8Array) {
+    this.#main = main;
+  }
+
+  get requestIds(): string[] {
+    if (this.#requestIds === undefined) {
+      const ids: string[] = new Array(this.outputCount);
+      const keys = this.requestIdKeys;
+      // The bytes were checked as UTF-8 when they were read.
+      for (let i = 0; i < this.outputCount; i++) ids[i] = textAt(this.#main, keys[3 * i]!, keys[3 * i + 1]!)!;
+      this.#requestIds = ids;
+    }
+    return this.#requestIds;
+  }
 }
 
 // Positions from the field tables, so the route follows the schema it routes for.
@@ -107,13 +152,61 @@ function str(buf: Uint8Array, pos: number, end: number): string | null {
   const stop = start + n;
   if (stop > end) return null;
   next = stop;
-  const ascii = n <= 64 ? asciiString(buf, start, stop) : null;
+  return textAt(buf, start, stop);
+}
+
+/** The UTF-8 text of `buf[start, stop)`, or null when it is not valid UTF-8. */
+function textAt(buf: Uint8Array, start: number, stop: number): string | null {
+  const ascii = stop - start <= 64 ? asciiString(buf, start, stop) : null;
   if (ascii !== null) return ascii;
   try {
     return utf8.decode(buf.subarray(start, stop));
   } catch {
     return null;
   }
+}
+
+/** Start of the str whose bytes strKey() read last (its end is `next`). */
+let keyStart = 0;
+
+/**
+ * The str at `pos` as a routing key: sets `keyStart` and `next` to its bytes' bounds and returns
+ * requestIdHash of them, or -1 when it is not a str or not valid UTF-8. No string is built.
+ */
+function strKey(buf: Uint8Array, pos: number, end: number): number {
+  if (pos >= end) return -1;
+  const b = buf[pos]!;
+  let start: number;
+  let n: number;
+  if ((b & 0xe0) === 0xa0) {
+    start = pos + 1;
+    n = b & 0x1f;
+  } else if (b === 0xd9 && pos + 2 <= end) {
+    start = pos + 2;
+    n = buf[pos + 1]!;
+  } else if (b === 0xda && pos + 3 <= end) {
+    start = pos + 3;
+    n = (buf[pos + 1]! << 8) | buf[pos + 2]!;
+  } else if (b === 0xdb && pos + 5 <= end) {
+    start = pos + 5;
+    n = u32(buf, pos + 1);
+  } else {
+    return -1;
+  }
+  const stop = start + n;
+  if (stop > end) return -1;
+  // requestIdHash, inlined with the ASCII test: one pass over the bytes.
+  let h = FNV_OFFSET;
+  let any = 0;
+  for (let i = start; i < stop; i++) {
+    const c = buf[i]!;
+    any |= c;
+    h = Math.imul(h ^ c, FNV_PRIME);
+  }
+  if (any & 0x80 && textAt(buf, start, stop) === null) return -1;
+  keyStart = start;
+  next = stop;
+  return h & 0x3fffffff;
 }
 
 /** The int at `pos` as a bigint (sets `next` past it), or null when it is not a msgpack int. */
@@ -139,19 +232,7 @@ function int(buf: Uint8Array, pos: number, end: number): bigint | null {
 
 /** Reads the routing fields of `main` (frame 0 of an output message); see OutputRoute. Never throws. */
 export function readOutputRoute(main: Uint8Array): OutputRoute {
-  const route: OutputRoute = {
-    complete: false,
-    engineIndex: null,
-    requestIds: [],
-    outputFinished: [],
-    finishedRequests: null,
-    hasSchedulerStats: false,
-    schedulerStatsSpan: null,
-    hasUtilityOutput: false,
-    utilityCallId: null,
-    hasWaveComplete: false,
-    hasStartWave: false,
-  };
+  const route = new RouteRead(main);
   const buf = main;
   const end = main.byteLength;
   const fields = arrayHeader(buf, 0, end);
@@ -164,12 +245,18 @@ export function readOutputRoute(main: Uint8Array): OutputRoute {
       const count = arrayHeader(buf, pos, end);
       if (count < 0) return route;
       pos = next;
+      // At most one element per remaining byte: a count beyond that is a broken header, not a big array.
+      const keys = new Int32Array(3 * Math.min(count, end - pos));
+      route.requestIdKeys = keys;
       for (let j = 0; j < count; j++) {
         const length = arrayHeader(buf, pos, end);
         if (length < 1) return route;
-        const requestId = str(buf, next, end);
-        if (requestId === null) return route;
-        route.requestIds.push(requestId);
+        const hash = strKey(buf, next, end);
+        if (hash < 0) return route;
+        keys[3 * j] = keyStart;
+        keys[3 * j + 1] = next;
+        keys[3 * j + 2] = hash;
+        route.outputCount = j + 1;
         // Fields up to finish_reason, its nil test, then the rest (a short array has none: nil).
         let finished = false;
         let rest = length - 1;

@@ -43,6 +43,7 @@ import {
 import { OutputFaultJudge } from "./output-faults.js";
 import type { ThreadPeer } from "./peer.js";
 import { type EndedHow, RecentlyEnded } from "./recently-ended.js";
+import { RequestRegistry } from "./request-registry.js";
 import { relaySchedulerStats } from "./stats-relay.js";
 
 interface EngineState {
@@ -56,6 +57,7 @@ interface EngineState {
 }
 
 interface TrackedRequest {
+  readonly requestId: string;
   readonly owner: ThreadPeer;
   /** The owner thread's slot for it (CallMap submit): what forwarded frames name it by. */
   readonly slot: number;
@@ -93,7 +95,7 @@ export class ConnectionService implements EngineOutputSink {
   /** In identity order: ties in engine selection go to the first. */
   private readonly engines: EngineState[];
   private readonly byIndex = new Map<number, EngineState>();
-  private readonly requests = new Map<string, TrackedRequest>();
+  private readonly requests = new RequestRegistry<TrackedRequest>();
   private readonly utilities = new Map<bigint, PendingUtility>();
   private nextCallId = 1n;
   private readonly diag = new OutputDiagnostics();
@@ -169,7 +171,7 @@ export class ConnectionService implements EngineOutputSink {
     const { requestId } = body;
     if (this.requests.has(requestId)) throw new DuplicateRequestIdError({ requestId });
     const engine = this.selectEngine(body.dataParallelRank);
-    const tracked: TrackedRequest = { owner: peer, slot: body.slot, engine };
+    const tracked: TrackedRequest = { requestId, owner: peer, slot: body.slot, engine };
     this.requests.set(requestId, tracked);
     this.ended.delete(requestId);
     engine.inflight++;
@@ -415,9 +417,8 @@ export class ConnectionService implements EngineOutputSink {
     // Scheduler stats: the one place a message's `hasSchedulerStats` is looked at. A stats-only message is
     // decoded here anyway (consumeHere hands its stats on); stats riding on a step's outputs are read alone
     // (once per engine step) and the frames still go to their owners undecoded.
-    const statsOnly =
-      route.hasSchedulerStats && route.requestIds.length === 0 && route.finishedRequests === null;
-    const stepOutputs = route.requestIds.length > 0 || route.finishedRequests !== null;
+    const statsOnly = route.hasSchedulerStats && route.outputCount === 0 && route.finishedRequests === null;
+    const stepOutputs = route.outputCount > 0 || route.finishedRequests !== null;
     if (statsOnly || !stepOutputs || route.hasUtilityOutput || route.hasWaveComplete || route.hasStartWave) {
       this.consumeHere(frames, senders);
       return;
@@ -431,14 +432,14 @@ export class ConnectionService implements EngineOutputSink {
    * with a finish reason, or `finished_requests`), and the frames go to each thread that owns one of them.
    */
   private routeStepOutputs(route: OutputRoute, frames: Buffer[], senders: readonly number[]): void {
-    const { requestIds, outputFinished } = route;
-    const n = requestIds.length;
+    const { outputCount: n, outputFinished, requestIdKeys: keys } = route;
+    const main = frames[0]!;
     // Per owner thread, its slot of each output's request (-1: not its own): the owner then finds its
     // requests by index, without hashing the ids it decodes. One owner is the common case.
     let owner: ThreadPeer | undefined;
     let slots: Int32Array | undefined;
     let others: Map<ThreadPeer, Int32Array> | undefined;
-    let strays: string[] | undefined;
+    let strays: number[] | undefined;
     const slotsOf = (peer: ThreadPeer): Int32Array => {
       if (owner === undefined) {
         owner = peer;
@@ -454,14 +455,14 @@ export class ConnectionService implements EngineOutputSink {
       return theirs;
     };
     for (let i = 0; i < n; i++) {
-      const requestId = requestIds[i]!;
-      const tracked = this.requests.get(requestId);
+      // Looked up by the id's bytes in the frame: no id string is built on this thread.
+      const tracked = this.requests.getByKey(main, keys[3 * i]!, keys[3 * i + 1]!, keys[3 * i + 2]!);
       if (tracked === undefined) {
-        if (strays === undefined) strays = [requestId];
-        else strays.push(requestId);
+        if (strays === undefined) strays = [i];
+        else strays.push(i);
         continue;
       }
-      if (outputFinished[i]) this.forget(requestId, tracked, "finished");
+      if (outputFinished[i]) this.forget(tracked.requestId, tracked, "finished");
       slotsOf(tracked.owner)[i] = tracked.slot;
     }
     const finished = route.finishedRequests;
@@ -482,8 +483,10 @@ export class ConnectionService implements EngineOutputSink {
     }
     if (strays !== undefined) {
       const engineIndex = route.engineIndex ?? senders[0] ?? -1;
-      for (const requestId of strays)
+      for (const i of strays) {
+        const requestId = route.requestIds[i]!;
         this.diag.outputForInactiveRequest(requestId, this.ended.get(requestId), engineIndex);
+      }
     }
     // Raw frames, decoded by each owner thread (which skips the outputs that are not its own); cheaper than
     // cloning decoded objects (measured; see README). `seq` names the message if an owner cannot decode it.
