@@ -10,7 +10,6 @@ import type { BroadcastChannel } from "node:worker_threads";
 import type { ResolvedConfig } from "@vllm-engine-core/config";
 import type { SerializedError } from "@vllm-engine-core/errors";
 import {
-  type EngineCoreOutput,
   type EngineCoreReadyResponse,
   Float64,
   MsgpackExt,
@@ -265,38 +264,6 @@ export function unpackArgs(value: unknown): unknown {
     return out;
   }
   return value;
-}
-
-/**
- * The two opaque fields of an output can hold Float64/MsgpackExt; everything else clones faithfully.
- * `ecTransferParams` is absent from outputs of engines before vLLM main c67fe497 and stays absent.
- */
-export function packOutput(output: EngineCoreOutput): EngineCoreOutput {
-  if (output.kvTransferParams === null && output.ecTransferParams == null) return output;
-  const packed: EngineCoreOutput = {
-    ...output,
-    kvTransferParams: packArgs(output.kvTransferParams) as EngineCoreOutput["kvTransferParams"],
-  };
-  if (output.ecTransferParams !== undefined) {
-    packed.ecTransferParams = packArgs(output.ecTransferParams) as NonNullable<
-      EngineCoreOutput["ecTransferParams"]
-    >;
-  }
-  return packed;
-}
-
-export function unpackOutput(output: EngineCoreOutput): EngineCoreOutput {
-  if (output.kvTransferParams === null && output.ecTransferParams == null) return output;
-  const unpacked: EngineCoreOutput = {
-    ...output,
-    kvTransferParams: unpackArgs(output.kvTransferParams) as EngineCoreOutput["kvTransferParams"],
-  };
-  if (output.ecTransferParams !== undefined) {
-    unpacked.ecTransferParams = unpackArgs(output.ecTransferParams) as NonNullable<
-      EngineCoreOutput["ecTransferParams"]
-    >;
-  }
-  return unpacked;
 }
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
