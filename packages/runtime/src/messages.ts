@@ -36,7 +36,22 @@ export function linkChannelName(gen: string, threadKey: string): string {
 }
 
 /** Name of the internal error the runtime answers with once it is retiring: the host retries elsewhere. */
-export const RUNTIME_RETIRING = "RuntimeRetiring";
+const RUNTIME_RETIRING = "RuntimeRetiring";
+
+/**
+ * The runtime retired (or is retiring) before it could serve a call: thrown by the runtime thread (it
+ * crosses as a SerializedError, by name) and by the caller's link when the generation is gone.
+ */
+export function retiringError(): Error {
+  const error = new Error("the runtime is retiring and did not serve this call");
+  error.name = RUNTIME_RETIRING;
+  return error;
+}
+
+/** Whether an error means "this runtime retired before it could serve the call; use a fresh one". */
+export function isRetiring(error: unknown): boolean {
+  return error instanceof Error && error.name === RUNTIME_RETIRING;
+}
 
 // ---------------------------------------------------------------------------------------------------
 // What the main-thread host knows of a runtime generation (the host channel itself: caller/rendezvous.ts).
