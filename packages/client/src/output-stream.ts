@@ -103,10 +103,7 @@ export class EngineCoreOutputStream implements AsyncIterableIterator<EngineCoreO
   aborted(engineIndex: number): void {
     if (this.#finished || this.#closed || this.#hasError) return;
     if (engineIndex >= 0) this.engineIndex = engineIndex;
-    if (this.#timings !== undefined) {
-      this.#timings.engineIndex = this.engineIndex;
-      this.#timings.endLocally("abort");
-    }
+    this.#timings?.endLocally("abort", this.engineIndex);
     this.#push(abortOutput(this.requestId), Date.now() / 1000);
   }
 

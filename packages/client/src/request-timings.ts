@@ -135,7 +135,8 @@ export class SampleLog {
 
 export class RequestTimingsRecorder {
   readonly #requestId: string;
-  engineIndex = -1;
+  /** The engine that serves the request: the one of its outputs, or the one the client was told on abort. */
+  #engineIndex = -1;
   readonly #arrivalTime: number;
   readonly #numPromptTokens: number;
   readonly #maxTokens: number | null;
@@ -169,7 +170,7 @@ export class RequestTimingsRecorder {
     batchTimestamp: number,
     observer: OutputObserver | undefined,
   ): void {
-    this.engineIndex = engineIndex;
+    this.#engineIndex = engineIndex;
     const now = iterationSeconds();
     this.#snapshot = undefined;
     const prefilling = this.#prefilling;
@@ -228,7 +229,7 @@ export class RequestTimingsRecorder {
       };
       this.#record = record;
     }
-    record.engineIndex = this.engineIndex;
+    record.engineIndex = this.#engineIndex;
     record.batchTimestamp = batchTimestamp;
     record.newTokens = newTokens;
     record.timeToFirstToken = ttft;
@@ -239,9 +240,13 @@ export class RequestTimingsRecorder {
     observer(record);
   }
 
-  /** The request ended here: aborted by this client (`reason` "abort") or failed (null). */
-  endLocally(reason: FinishReasonName | null): void {
+  /**
+   * The request ended here: aborted by this client (`reason` "abort") or failed (null). `engineIndex`: the
+   * engine the client knows serves it, if any (-1: not known yet; a request aborted before any output).
+   */
+  endLocally(reason: FinishReasonName | null, engineIndex = -1): void {
     if (this.#end !== undefined) return;
+    if (engineIndex >= 0) this.#engineIndex = engineIndex;
     this.#snapshot = undefined;
     this.#end = { reason, by: "client", at: wallSeconds() };
   }
@@ -254,7 +259,7 @@ export class RequestTimingsRecorder {
     const gen = this.#numGenerationTokens;
     this.#snapshot = Object.freeze({
       requestId: this.#requestId,
-      engineIndex: this.engineIndex,
+      engineIndex: this.#engineIndex,
       clock: this.#clock,
       arrivalTime: this.#arrivalTime,
       queuedTs: this.#queuedTs,

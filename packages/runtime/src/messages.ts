@@ -10,7 +10,6 @@ import type { BroadcastChannel } from "node:worker_threads";
 import type { ResolvedConfig } from "@vllm-engine-core/config";
 import type { SerializedError } from "@vllm-engine-core/errors";
 import {
-  type EngineCoreOutput,
   type EngineCoreReadyResponse,
   Float64,
   MsgpackExt,
@@ -37,7 +36,22 @@ export function linkChannelName(gen: string, threadKey: string): string {
 }
 
 /** Name of the internal error the runtime answers with once it is retiring: the host retries elsewhere. */
-export const RUNTIME_RETIRING = "RuntimeRetiring";
+const RUNTIME_RETIRING = "RuntimeRetiring";
+
+/**
+ * The runtime retired (or is retiring) before it could serve a call: thrown by the runtime thread (it
+ * crosses as a SerializedError, by name) and by the caller's link when the generation is gone.
+ */
+export function retiringError(): Error {
+  const error = new Error("the runtime is retiring and did not serve this call");
+  error.name = RUNTIME_RETIRING;
+  return error;
+}
+
+/** Whether an error means "this runtime retired before it could serve the call; use a fresh one". */
+export function isRetiring(error: unknown): boolean {
+  return error instanceof Error && error.name === RUNTIME_RETIRING;
+}
 
 // ---------------------------------------------------------------------------------------------------
 // What the main-thread host knows of a runtime generation (the host channel itself: caller/rendezvous.ts).
@@ -265,38 +279,6 @@ export function unpackArgs(value: unknown): unknown {
     return out;
   }
   return value;
-}
-
-/**
- * The two opaque fields of an output can hold Float64/MsgpackExt; everything else clones faithfully.
- * `ecTransferParams` is absent from outputs of engines before vLLM main c67fe497 and stays absent.
- */
-export function packOutput(output: EngineCoreOutput): EngineCoreOutput {
-  if (output.kvTransferParams === null && output.ecTransferParams == null) return output;
-  const packed: EngineCoreOutput = {
-    ...output,
-    kvTransferParams: packArgs(output.kvTransferParams) as EngineCoreOutput["kvTransferParams"],
-  };
-  if (output.ecTransferParams !== undefined) {
-    packed.ecTransferParams = packArgs(output.ecTransferParams) as NonNullable<
-      EngineCoreOutput["ecTransferParams"]
-    >;
-  }
-  return packed;
-}
-
-export function unpackOutput(output: EngineCoreOutput): EngineCoreOutput {
-  if (output.kvTransferParams === null && output.ecTransferParams == null) return output;
-  const unpacked: EngineCoreOutput = {
-    ...output,
-    kvTransferParams: unpackArgs(output.kvTransferParams) as EngineCoreOutput["kvTransferParams"],
-  };
-  if (output.ecTransferParams !== undefined) {
-    unpacked.ecTransferParams = unpackArgs(output.ecTransferParams) as NonNullable<
-      EngineCoreOutput["ecTransferParams"]
-    >;
-  }
-  return unpacked;
 }
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {

@@ -1,18 +1,11 @@
 // Launcher of the mock DP coordinator (dist/coordinator.js) as a real child process; never loads zeromq.
 // The coordinator plays the frontend-facing side of vLLM's DPCoordinatorProc (see coordinator-main.ts).
-import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
-import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import type { CoordinatorCommand, MockCoordinatorEvent, MockEngineCounts } from "./coordinator-events.js";
-import { removeStaleIpcFiles } from "./ipc-files.js";
-import {
-  MockEngineExitedError,
-  MockEngineNotBuiltError,
-  MockEngineStartError,
-  MockEngineTimeoutError,
-} from "./launcher.js";
+import { spawnEventChild } from "./event-child.js";
+import { MockEngineNotBuiltError } from "./launcher-errors.js";
 
 export interface MockCoordinatorOptions {
   /** The front publish XPUB's bind address (frontends connect their XSUB here). */
@@ -55,8 +48,6 @@ export function mockCoordinatorMainPath(): string {
   return basename(here) === "src" ? join(here, "..", "dist", "coordinator.js") : join(here, "coordinator.js");
 }
 
-const START_TIMEOUT_MS = 30_000;
-
 export function startMockCoordinator(options: MockCoordinatorOptions): Promise<MockCoordinatorProcess> {
   const mainPath = mockCoordinatorMainPath();
   if (!existsSync(mainPath)) return Promise.reject(new MockEngineNotBuiltError(mainPath));
@@ -66,113 +57,28 @@ export function startMockCoordinator(options: MockCoordinatorOptions): Promise<M
     argv.push("--back-publish", side.publishAddress, "--back-output", side.outputAddress);
     if (side.statsIntervalMs !== undefined) argv.push("--stats-interval-ms", String(side.statsIntervalMs));
   }
-  const child: ChildProcess = spawn(process.execPath, [mainPath, ...argv], {
-    stdio: ["ignore", "pipe", "pipe", "ipc"],
-  });
-  return new Promise((resolve, reject) => {
-    const events: MockCoordinatorEvent[] = [];
-    const listeners = new Set<(e: MockCoordinatorEvent | null) => void>();
-    let stderr = "";
-    let exitInfo: { code: number | null; signal: NodeJS.Signals | null } | undefined;
-    let started = false;
-    const startTimer = setTimeout(() => {
-      if (started) return;
-      child.kill("SIGKILL");
-      reject(new MockEngineTimeoutError(START_TIMEOUT_MS, []));
-    }, START_TIMEOUT_MS);
-    child.stderr!.setEncoding("utf8");
-    child.stderr!.on("data", (chunk: string) => {
-      stderr = (stderr + chunk).slice(-16 * 1024);
-    });
-    createInterface({ input: child.stdout!, crlfDelay: Number.POSITIVE_INFINITY }).on("line", (line) => {
-      let event: MockCoordinatorEvent;
-      try {
-        event = JSON.parse(line) as MockCoordinatorEvent;
-      } catch {
-        return;
-      }
-      events.push(event);
-      for (const listener of [...listeners]) listener(event);
-      if (!started && event.event === "started") {
-        started = true;
-        clearTimeout(startTimer);
-        resolve(handle);
-      }
-    });
-    const exited = new Promise<void>((resolveExit) => {
-      child.on("close", (code, signal) => {
-        exitInfo = { code, signal };
-        // libzmq leaves the bound ipc:// files behind
-        removeStaleIpcFiles([options.address, side?.publishAddress, side?.outputAddress]);
-        clearTimeout(startTimer);
-        for (const listener of [...listeners]) listener(null);
-        if (!started) reject(new MockEngineStartError(code, signal, stderr));
-        resolveExit();
-      });
-    });
-    child.on("error", (error) => {
-      if (!started) reject(error);
-    });
-    child.unref();
-    (child.stdout as unknown as { unref?: () => void }).unref?.();
-    (child.stderr as unknown as { unref?: () => void }).unref?.();
-    (child.channel as unknown as { unref?: () => void } | undefined)?.unref?.();
-
-    const waitFrom = (
-      from: number,
-      predicate: (e: MockCoordinatorEvent) => boolean,
-      timeoutMs: number,
-    ): Promise<MockCoordinatorEvent> => {
-      const found = events.slice(from).find(predicate);
-      if (found) return Promise.resolve(found);
-      if (exitInfo) return Promise.reject(new MockEngineExitedError(exitInfo.code, exitInfo.signal));
-      return new Promise((resolveEvent, rejectEvent) => {
-        const timer = setTimeout(() => {
-          listeners.delete(listener);
-          rejectEvent(new MockEngineTimeoutError(timeoutMs, []));
-        }, timeoutMs);
-        const listener = (event: MockCoordinatorEvent | null) => {
-          if (event !== null && !predicate(event)) return;
-          clearTimeout(timer);
-          listeners.delete(listener);
-          if (event === null)
-            rejectEvent(new MockEngineExitedError(exitInfo?.code ?? null, exitInfo?.signal ?? null));
-          else resolveEvent(event);
-        };
-        listeners.add(listener);
-      });
-    };
-
-    const handle: MockCoordinatorProcess = {
-      pid: child.pid ?? -1,
-      address: options.address,
-      events,
-      waitForEvent: (predicate, timeoutMs = 10_000) => waitFrom(0, predicate, timeoutMs),
-      async subscribers(n, timeoutMs = 10_000) {
-        const count = () => events.filter((e) => e.event === "subscription" && e.subscribe).length;
-        if (count() >= n) return;
-        await waitFrom(0, () => count() >= n, timeoutMs);
-      },
-      async publish(counts, state = {}) {
-        const from = events.length;
-        const command: CoordinatorCommand = { op: "publish", counts, ...state };
-        child.send(command);
-        return (await waitFrom(
-          from,
-          (e) => e.event === "published" && e.counts !== null,
-          10_000,
-        )) as Published;
-      },
-      async stop() {
-        if (exitInfo) return;
-        child.kill("SIGTERM");
-        const escalate = setTimeout(() => child.kill("SIGKILL"), 5_000);
-        try {
-          await exited;
-        } finally {
-          clearTimeout(escalate);
-        }
-      },
-    };
-  });
+  return spawnEventChild<MockCoordinatorEvent>(mainPath, argv, {
+    ipcAddresses: [options.address, side?.publishAddress, side?.outputAddress],
+  }).then((child) => ({
+    pid: child.pid,
+    address: options.address,
+    events: child.events,
+    waitForEvent: (predicate, timeoutMs) => child.waitForEvent(predicate, timeoutMs),
+    async subscribers(n, timeoutMs) {
+      const count = () => child.events.filter((e) => e.event === "subscription" && e.subscribe).length;
+      if (count() >= n) return;
+      await child.waitForEvent(() => count() >= n, timeoutMs);
+    },
+    async publish(counts, state = {}) {
+      const from = child.events.length;
+      const command: CoordinatorCommand = { op: "publish", counts, ...state };
+      child.send(command);
+      return (await child.waitForEvent(
+        (e) => e.event === "published" && e.counts !== null,
+        undefined,
+        from,
+      )) as Published;
+    },
+    stop: () => child.stop(),
+  }));
 }

@@ -8,15 +8,13 @@ export {
 } from "./coordinator-launcher.js";
 export type { MockEngineEvent, MockEngineEventName } from "./events.js";
 export { ipcSocketPath, removeStaleIpcFiles } from "./ipc-files.js";
+export { type MockEngineProcess, mockEngineMainPath, startMockEngine } from "./launcher.js";
 export {
   MockEngineExitedError,
   MockEngineNotBuiltError,
-  type MockEngineProcess,
   MockEngineStartError,
   MockEngineTimeoutError,
-  mockEngineMainPath,
-  startMockEngine,
-} from "./launcher.js";
+} from "./launcher-errors.js";
 export {
   expectedLogprobsRow,
   type LogprobsKind,

@@ -19,7 +19,11 @@ import { isEngineCoreDead } from "./identity.js";
 import { checkOutputShape, type OutputMessage } from "./output.js";
 import { decodeFrames } from "./run.js";
 
-/** What the caller knows of one of its requests. */
+/**
+ * What decodeOutputMessageKnowing needs of one of the caller's requests: the id to compare the wire's
+ * request_id with. Exported so that a caller can name the type of the `known` argument; it is structural,
+ * so the caller's own request records (anything with a `requestId` string) serve as they are, uncopied.
+ */
 export interface KnownRequest {
   readonly requestId: string;
 }

@@ -2,11 +2,11 @@
 // connect itself (binds, handshakes, registrations) and every loop run on the runtime worker.
 import { type EngineCoreClientConfig, type ResolvedConfig, resolveConfig } from "@vllm-engine-core/config";
 import { ClientClosedError, deserializeError, InvalidConnectionHandleError } from "@vllm-engine-core/errors";
-import type { AttachResult } from "../messages.js";
+import { type AttachResult, isRetiring } from "../messages.js";
 import { CANCEL_CONFIRM_TIMEOUT_MS, RETIRING_RETRIES } from "../timing.js";
 import type { ConnectionHandle, RuntimeConnection } from "../types.js";
 import { ThreadConnection } from "./connection.js";
-import { isRetiring, linkTo, type RuntimeLink } from "./link.js";
+import { linkTo, type RuntimeLink } from "./link.js";
 import { ensureRuntime, locateRuntime } from "./rendezvous.js";
 import { untilAborted } from "./until-aborted.js";
 

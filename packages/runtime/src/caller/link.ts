@@ -13,9 +13,9 @@ import {
   controlChannelName,
   type Hello,
   linkChannelName,
-  RUNTIME_RETIRING,
   type RuntimeFate,
   receive,
+  retiringError,
   type ToHost,
   type ToRuntime,
 } from "../messages.js";
@@ -219,17 +219,6 @@ export class RuntimeLink {
     if (reply.t === "ok") call?.resolve(reply.value);
     else call?.reject(deserializeError(reply.error));
   }
-}
-
-export function retiringError(): Error {
-  const error = new Error("the runtime retired before it could serve this call");
-  error.name = RUNTIME_RETIRING;
-  return error;
-}
-
-/** Whether an error means "this runtime retired before it could serve the call; use a fresh one". */
-export function isRetiring(error: unknown): boolean {
-  return error instanceof Error && error.name === RUNTIME_RETIRING;
 }
 
 // ---------------------------------------------------------------------------------------------------

@@ -15,10 +15,10 @@ import {
   type CallResult,
   controlChannelName,
   type Hello,
-  RUNTIME_RETIRING,
   type RuntimeToSupervisor,
   type RuntimeWorkerData,
   receive,
+  retiringError,
   type SupervisorToRuntime,
   type ToRuntime,
 } from "../messages.js";
@@ -335,10 +335,4 @@ export class RuntimeService {
     // Listening must not keep the thread alive.
     parentPort?.unref();
   }
-}
-
-function retiringError(): Error {
-  const error = new Error("the runtime is retiring");
-  error.name = RUNTIME_RETIRING;
-  return error;
 }
