@@ -37,6 +37,6 @@ describe("ProtocolError", () => {
 
   it("exports the runtime worker marker constants", () => {
     expect(RUNTIME_WORKER_MARKER).toBe("__vllmEngineCoreRuntime");
-    expect(RUNTIME_PROTOCOL_VERSION).toBe(2); // 2: slots on forwarded frames, `aborted`, replies name their call
+    expect(RUNTIME_PROTOCOL_VERSION).toBe(3); // 3: the frame ring in the hello; 2: slots, `aborted`, replies name their call
   });
 });

@@ -71,6 +71,8 @@ export interface Hello {
   threadKey: string;
   /** Null on the main thread (its death is the process's death); otherwise the sentinel's heartbeat. */
   heartbeat: SharedArrayBuffer | null;
+  /** The frame ring (frame-ring.ts) the runtime writes this thread's forwarded engine steps into. */
+  ring: SharedArrayBuffer;
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -184,6 +186,12 @@ export interface AbortResult {
   /** Ids that were still live on the runtime, with the engine each was routed to. */
   live: [requestId: string, engineIndex: number][];
 }
+
+/**
+ * A ToHost message as the link carries it: `r`, how many frame-ring records the runtime had written before it
+ * (caller/link-inbox.ts merges the two channels back into the runtime's order).
+ */
+export type LinkMessage = ToHost & { r?: number };
 
 export type ToHost =
   | { t: "welcome" }

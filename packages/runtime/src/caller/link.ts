@@ -4,6 +4,7 @@
 // The link carries calls (with ids) and their replies, and the outputs of this thread's requests.
 import { BroadcastChannel, isMainThread, threadId } from "node:worker_threads";
 import { ClientClosedError, deserializeError } from "@vllm-engine-core/errors";
+import { createFrameRing } from "../frame-ring.js";
 import {
   type CallBody,
   type CallMessage,
@@ -12,6 +13,7 @@ import {
   type CallResult,
   controlChannelName,
   type Hello,
+  type LinkMessage,
   linkChannelName,
   type RuntimeFate,
   receive,
@@ -21,6 +23,7 @@ import {
 } from "../messages.js";
 import { WELCOME_TIMEOUT_MS } from "../timing.js";
 import { newId } from "./ids.js";
+import { LinkInbox } from "./link-inbox.js";
 import { locateRuntime, onRuntimeEnded } from "./rendezvous.js";
 import { threadHeartbeat } from "./sentinel.js";
 
@@ -44,6 +47,9 @@ const threadKey = `${threadId}-${newId().slice(0, 8)}`;
 export class RuntimeLink {
   readonly gen: string;
   private readonly channel: BroadcastChannel;
+  /** The frame ring this thread's engine steps arrive in, and the merge of it with the channel. */
+  private readonly ring = createFrameRing();
+  private readonly inbox: LinkInbox;
   private nextId = 1;
   private readonly pending: PendingCalls = {
     connect: new Map(),
@@ -63,7 +69,12 @@ export class RuntimeLink {
   private constructor(gen: string) {
     this.gen = gen;
     this.channel = new BroadcastChannel(linkChannelName(gen, threadKey));
-    receive<ToHost>(this.channel, (message) => this.onMessage(message));
+    this.inbox = new LinkInbox(this.ring, (frames) =>
+      this.connections.get(frames.c)?.onMessage({ t: "frames", ...frames }),
+    );
+    receive<LinkMessage>(this.channel, (message) =>
+      this.inbox.onLinkMessage(message.r, () => this.onMessage(message)),
+    );
     this.channel.unref();
   }
 
@@ -81,7 +92,13 @@ export class RuntimeLink {
             resolve(true);
           };
         });
-        const hello: Hello = { t: "hello", link: linkChannelName(gen, threadKey), threadKey, heartbeat };
+        const hello: Hello = {
+          t: "hello",
+          link: linkChannelName(gen, threadKey),
+          threadKey,
+          heartbeat,
+          ring: link.ring,
+        };
         const control = new BroadcastChannel(controlChannelName(gen));
         control.postMessage(hello);
         control.close();
@@ -190,6 +207,7 @@ export class RuntimeLink {
   }
 
   private close(): void {
+    this.inbox.close();
     this.channel.close();
     if (links.get(this.gen)?.link === this) links.delete(this.gen);
   }

@@ -28,7 +28,6 @@ import {
   type CallBody,
   type ConnectionDiagnosticsWire,
   type ConnectionInfoWire,
-  ownedFrame,
   packArgs,
   unpackArgs,
 } from "../messages.js";
@@ -490,12 +489,12 @@ export class ConnectionService implements EngineOutputSink {
     }
     // Raw frames, decoded by each owner thread (which skips the outputs that are not its own); cheaper than
     // cloning decoded objects (measured; see README). `seq` names the message if an owner cannot decode it.
+    // Each owner's peer copies them (into its frame ring, or into own buffers for the link).
     const seq = ++this.forwarded;
-    const owned = frames.map(ownedFrame);
-    owner.post({ t: "frames", c: this.id, seq, senders, frames: owned, slots: slots! });
+    owner.post({ t: "frames", c: this.id, seq, senders, frames, slots: slots! });
     if (others !== undefined) {
       for (const [peer, theirs] of others) {
-        peer.post({ t: "frames", c: this.id, seq, senders, frames: owned, slots: theirs });
+        peer.post({ t: "frames", c: this.id, seq, senders, frames, slots: theirs });
       }
     }
   }

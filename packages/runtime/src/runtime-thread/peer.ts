@@ -2,7 +2,16 @@
 // (sentinel heartbeat; none for the main thread, whose death is the process's), the connections it is
 // attached to and the connects and utility calls it has in progress.
 import { BroadcastChannel } from "node:worker_threads";
-import { type CallName, type CallReply, receive, type ToHost, type ToRuntime } from "../messages.js";
+import { FrameRingWriter } from "../frame-ring.js";
+import {
+  type CallName,
+  type CallReply,
+  type LinkMessage,
+  ownedFrame,
+  receive,
+  type ToHost,
+  type ToRuntime,
+} from "../messages.js";
 import { STALE_AFTER_MS } from "../timing.js";
 import type { ConnectionService } from "./connection.js";
 
@@ -15,6 +24,10 @@ export class ThreadPeer {
   /** Pending utility calls of this thread, by call id (cancelled when the caller's signal aborts). */
   readonly utilityCalls = new Map<number, AbortController>();
   private readonly channel: BroadcastChannel;
+  /** Forwarded engine steps go here first; the link carries them only when the ring is full. */
+  private readonly ring: FrameRingWriter;
+  /** Messages posted on the link (wrapping int32): each ring record says how many came before it. */
+  private linkPosted = 0;
   private readonly heartbeat: Int32Array | null;
   private lastBeat = 0;
   private lastBeatAt = 0;
@@ -24,10 +37,12 @@ export class ThreadPeer {
     key: string,
     linkName: string,
     heartbeat: SharedArrayBuffer | null,
+    ring: SharedArrayBuffer,
     onMessage: (m: ToRuntime) => void,
   ) {
     this.key = key;
     this.linkName = linkName;
+    this.ring = new FrameRingWriter(ring);
     this.heartbeat = heartbeat === null ? null : new Int32Array(heartbeat);
     if (this.heartbeat !== null) {
       this.lastBeat = Atomics.load(this.heartbeat, 0);
@@ -43,13 +58,28 @@ export class ThreadPeer {
     return this.goneFlag;
   }
 
+  /** `frames` may be views of the socket's buffers: the ring copies them, or they are copied for the link. */
   post(message: ToHost): void {
-    if (!this.goneFlag) this.channel.postMessage(message);
+    if (this.goneFlag) return;
+    if (message.t === "frames") {
+      if (this.ring.tryWrite(message, this.linkPosted)) return;
+      // A cloned view would drag its whole pooled backing store along: each frame in its own buffer.
+      this.send({ ...message, frames: message.frames.map(ownedFrame) });
+      return;
+    }
+    this.send(message);
   }
 
   /** The answer to call `K`: generic in the call, so its value must be that call's result (CallMap). */
   reply<K extends CallName>(reply: CallReply<K>): void {
-    if (!this.goneFlag) this.channel.postMessage(reply);
+    if (!this.goneFlag) this.send(reply);
+  }
+
+  /** Every message on the link says how many ring records came before it (LinkMessage). */
+  private send<M extends object>(message: M): void {
+    const ordered: M & Pick<LinkMessage, "r"> = { ...message, r: this.ring.records };
+    this.channel.postMessage(ordered);
+    this.linkPosted = (this.linkPosted + 1) | 0;
   }
 
   /**

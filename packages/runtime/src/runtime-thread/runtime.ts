@@ -75,7 +75,7 @@ export class RuntimeService {
       existing.post({ t: "welcome" });
       return;
     }
-    const peer = new ThreadPeer(hello.threadKey, hello.link, hello.heartbeat, (message) =>
+    const peer = new ThreadPeer(hello.threadKey, hello.link, hello.heartbeat, hello.ring, (message) =>
       this.onLinkMessage(peer, message),
     );
     this.peers.set(hello.link, peer);
