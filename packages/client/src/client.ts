@@ -44,6 +44,7 @@ export class EngineCoreClient implements AsyncDisposable {
   readonly #clientIndex: number;
   readonly #modelName: string;
   #closed = false;
+  #shuttingDown: Promise<void> | undefined;
   #versions: { engines: EngineVersions[]; request: VllmVersion[] } | undefined;
   readonly #observability: ClientObservability; // issue 12
   /** What a stream whose reader left early calls (one function for every stream of this client). */
@@ -530,10 +531,13 @@ export class EngineCoreClient implements AsyncDisposable {
    * Idempotent.
    */
   async shutdown(): Promise<void> {
+    // A second call waits for the first: "resolved" means the sockets are closed, for every caller.
+    if (this.#shuttingDown !== undefined) return this.#shuttingDown;
     if (this.#closed) return;
     this.#closed = true;
     this.#observability.close();
-    await this.#connection.shutdown();
+    this.#shuttingDown = this.#connection.shutdown();
+    return this.#shuttingDown;
   }
 
   /** Stops using the connection on this thread only (its live requests are aborted); others keep it. */

@@ -1,3 +1,4 @@
+import { createServer } from "node:net";
 import { expectedTokens, startMockEngine } from "@vllm-engine-core/mock-engine";
 import { afterEach, describe, expect, it } from "vitest";
 import {
@@ -168,6 +169,28 @@ describe("EngineCoreClient against the mock engine (child process)", () => {
     await expect(client.call(chatRequest("late", 2))).rejects.toBeInstanceOf(ClientClosedError);
   });
 
+  it("a second shutdown() while the first is under way resolves only once the sockets are closed", async () => {
+    harness = await connectToMockEngine({ stepMs: 10 });
+    const { client } = harness;
+    await collect(await client.call(chatRequest("before", 2)));
+    // The same client twice, and a second client of the same connection on this thread.
+    const other = await EngineCoreClient.attach(client.handle);
+    const first = client.shutdown();
+    await client.shutdown();
+    await expectPortsFree(client);
+    await other.shutdown();
+    await first;
+    await harness.close();
+
+    harness = await connectToMockEngine({ stepMs: 10 });
+    const again = harness.client;
+    const sibling = await EngineCoreClient.attach(again.handle);
+    const pending = again.shutdown();
+    await sibling.shutdown();
+    await expectPortsFree(again);
+    await pending;
+  });
+
   it("`await using` shuts the client down at the end of the scope", async () => {
     const handshakeAddress = ipcAddress("scoped");
     const engine = await startMockEngine({ handshakeAddress, engineIndices: [0], stepMs: 2 });
@@ -222,3 +245,15 @@ describe("EngineCoreClient against the mock engine (child process)", () => {
     ).rejects.toBeInstanceOf(InvalidConfigError);
   });
 });
+
+/** Closed means released: a plain TCP listener can take each of the client's ports at once. */
+async function expectPortsFree(client: EngineCoreClient): Promise<void> {
+  for (const address of [client.inputAddress, client.outputAddress]) {
+    const port = Number(new URL(address).port);
+    await new Promise<void>((resolve, reject) => {
+      const server = createServer();
+      server.once("error", reject);
+      server.listen({ port, host: "127.0.0.1" }, () => server.close(() => resolve()));
+    });
+  }
+}

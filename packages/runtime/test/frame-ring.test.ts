@@ -185,13 +185,15 @@ describe("LinkInbox: the ring and the link merged in the runtime's order (a real
   };
 
   it("a random mix, a 4 KiB ring the reader cannot keep up with: records that did not fit went over the link, in order", async () => {
-    const kinds = Array.from({ length: 3_000 }, (_, i) => ((i * 7919) % 5 < 2 ? "link" : "ring") as const);
+    const kinds = Array.from({ length: 3_000 }, (_, i): "link" | "ring" =>
+      (i * 7919) % 5 < 2 ? "link" : "ring",
+    );
     const { viaLinkBecauseFull } = await run(kinds, 4096, 0);
     expect(viaLinkBecauseFull).toBeGreaterThan(0);
   });
 
   it("records only, the reader idle between them (woken by Atomics.waitAsync), every one through the ring", async () => {
-    const kinds = Array.from({ length: 300 }, () => "ring" as const);
+    const kinds = Array.from({ length: 300 }, (): "ring" => "ring");
     const { viaLinkBecauseFull } = await run(kinds, 1 << 20, 1);
     expect(viaLinkBecauseFull).toBe(0);
   });

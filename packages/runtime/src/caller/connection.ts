@@ -67,6 +67,7 @@ export class ThreadConnection implements RuntimeConnection, LinkedConnection {
   readonly #onGone: () => void;
   #health: Error | undefined;
   #closed: Error | undefined;
+  #shuttingDown: Promise<void> | undefined;
 
   constructor(link: RuntimeLink, attached: AttachResult, onGone: () => void) {
     this.#link = link;
@@ -220,7 +221,13 @@ export class ThreadConnection implements RuntimeConnection, LinkedConnection {
     }
   }
 
-  async shutdown(): Promise<void> {
+  /** Idempotent: every call resolves once the runtime closed the sockets (or the connection was closed). */
+  shutdown(): Promise<void> {
+    this.#shuttingDown ??= this.#shutdown();
+    return this.#shuttingDown;
+  }
+
+  async #shutdown(): Promise<void> {
     if (this.#closed !== undefined) return;
     try {
       await this.#link.call({ t: "shutdown", connectionId: this.#id }).result;

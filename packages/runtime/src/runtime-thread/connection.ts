@@ -109,6 +109,7 @@ export class ConnectionService implements EngineOutputSink {
   private health: SerializedError | null = null;
   private adopted = false;
   private closed = false;
+  private shuttingDown: Promise<void> | undefined;
 
   constructor(
     id: string,
@@ -366,10 +367,14 @@ export class ConnectionService implements EngineOutputSink {
   }
 
   /** Closes the connection for every thread and closes its sockets. */
-  async shutdown(
-    error: Error = new ClientClosedError({ detail: "the connection was shut down" }),
-  ): Promise<void> {
-    if (this.closed) return;
+  /** Idempotent: a second call (another thread's, or the same one's) waits until the sockets are closed. */
+  shutdown(error: Error = new ClientClosedError({ detail: "the connection was shut down" })): Promise<void> {
+    this.shuttingDown ??= this.closeAll(error);
+    return this.shuttingDown;
+  }
+
+  private async closeAll(error: Error): Promise<void> {
+    if (this.closed) return; // closeSockets() came first (process exit)
     this.closed = true;
     this.diag.close();
     const serialized = serializeError(error);
