@@ -73,6 +73,8 @@ export interface Hello {
   heartbeat: SharedArrayBuffer | null;
   /** The frame ring (frame-ring.ts) the runtime writes this thread's forwarded engine steps into. */
   ring: SharedArrayBuffer;
+  /** Names the ring (a cloned SharedArrayBuffer has no identity to compare): a new link brings a new one. */
+  ringId: string;
 }
 
 // ---------------------------------------------------------------------------------------------------

@@ -26,8 +26,11 @@ export class LinkInbox {
   onLinkMessage(r: number | undefined, handle: () => void): void {
     if (r !== undefined) this.#drain(r);
     this.#linkSeen = (this.#linkSeen + 1) | 0;
-    handle();
-    if (!this.#closed) this.#drain(undefined); // records that waited for this message
+    try {
+      handle();
+    } finally {
+      if (!this.#closed) this.#drain(undefined); // records that waited for this message
+    }
   }
 
   close(): void {

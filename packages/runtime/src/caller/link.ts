@@ -49,6 +49,7 @@ export class RuntimeLink {
   private readonly channel: BroadcastChannel;
   /** The frame ring this thread's engine steps arrive in, and the merge of it with the channel. */
   private readonly ring = createFrameRing();
+  private readonly ringId = newId();
   private readonly inbox: LinkInbox;
   private nextId = 1;
   private readonly pending: PendingCalls = {
@@ -98,6 +99,7 @@ export class RuntimeLink {
           threadKey,
           heartbeat,
           ring: link.ring,
+          ringId: link.ringId,
         };
         const control = new BroadcastChannel(controlChannelName(gen));
         control.postMessage(hello);

@@ -18,6 +18,8 @@ import type { ConnectionService } from "./connection.js";
 export class ThreadPeer {
   readonly key: string;
   readonly linkName: string;
+  /** The hello's ring id: a hello on the same channel with another one comes from a new link. */
+  readonly ringId: string;
   readonly connections = new Set<ConnectionService>();
   /** Pending connect calls of this thread, by call id. */
   readonly connects = new Map<number, AbortController>();
@@ -38,10 +40,12 @@ export class ThreadPeer {
     linkName: string,
     heartbeat: SharedArrayBuffer | null,
     ring: SharedArrayBuffer,
+    ringId: string,
     onMessage: (m: ToRuntime) => void,
   ) {
     this.key = key;
     this.linkName = linkName;
+    this.ringId = ringId;
     this.ring = new FrameRingWriter(ring);
     this.heartbeat = heartbeat === null ? null : new Int32Array(heartbeat);
     if (this.heartbeat !== null) {

@@ -71,12 +71,19 @@ export class RuntimeService {
   private onHello(hello: Hello): void {
     if (hello?.t !== "hello") return;
     const existing = this.peers.get(hello.link);
-    if (existing !== undefined) {
-      existing.post({ t: "welcome" });
+    if (existing !== undefined && existing.ringId === hello.ringId) {
+      existing.post({ t: "welcome" }); // the same link saying hello again
       return;
     }
-    const peer = new ThreadPeer(hello.threadKey, hello.link, hello.heartbeat, hello.ring, (message) =>
-      this.onLinkMessage(peer, message),
+    // A new link of a thread whose old one this runtime still holds: the old one's reader is gone.
+    if (existing !== undefined) void this.peerGone(existing);
+    const peer = new ThreadPeer(
+      hello.threadKey,
+      hello.link,
+      hello.heartbeat,
+      hello.ring,
+      hello.ringId,
+      (message) => this.onLinkMessage(peer, message),
     );
     this.peers.set(hello.link, peer);
     peer.post({ t: "welcome" });
