@@ -54,38 +54,34 @@ const waitAsync: WaitAsync = (Atomics as unknown as { waitAsync: WaitAsync }).wa
 const utf8Encoder = new TextEncoder();
 const utf8Decoder = new TextDecoder();
 
-function views(ring: SharedArrayBuffer) {
-  const size = ring.byteLength - CONTROL_BYTES;
-  return {
-    control: new Int32Array(ring, 0, CONTROL_BYTES / 4),
-    bytes: new Uint8Array(ring, CONTROL_BYTES, size),
-    ints: new Int32Array(ring, CONTROL_BYTES, size / 4),
-    doubles: new Float64Array(ring, CONTROL_BYTES, size / 8),
-    mask: size - 1,
-    size,
-  };
+/** The views both ends read the ring through. */
+abstract class RingViews {
+  protected readonly control: Int32Array;
+  protected readonly bytes: Uint8Array;
+  protected readonly ints: Int32Array;
+  protected readonly doubles: Float64Array;
+  protected readonly mask: number;
+  protected readonly size: number;
+
+  constructor(ring: SharedArrayBuffer) {
+    const size = ring.byteLength - CONTROL_BYTES;
+    this.control = new Int32Array(ring, 0, CONTROL_BYTES / 4);
+    this.bytes = new Uint8Array(ring, CONTROL_BYTES, size);
+    this.ints = new Int32Array(ring, CONTROL_BYTES, size / 4);
+    this.doubles = new Float64Array(ring, CONTROL_BYTES, size / 8);
+    this.mask = size - 1;
+    this.size = size;
+  }
 }
 
 /** The runtime thread's end. */
-export class FrameRingWriter {
-  readonly #control: Int32Array;
-  readonly #bytes: Uint8Array;
-  readonly #ints: Int32Array;
-  readonly #doubles: Float64Array;
-  readonly #mask: number;
-  readonly #size: number;
+export class FrameRingWriter extends RingViews {
   /** Records written (this end's copy of WRITTEN_RECORDS): what a link message says came before it. */
   records: number;
 
   constructor(ring: SharedArrayBuffer) {
-    const v = views(ring);
-    this.#control = v.control;
-    this.#bytes = v.bytes;
-    this.#ints = v.ints;
-    this.#doubles = v.doubles;
-    this.#mask = v.mask;
-    this.#size = v.size;
-    this.records = Atomics.load(this.#control, WRITTEN_RECORDS);
+    super(ring);
+    this.records = Atomics.load(this.control, WRITTEN_RECORDS);
   }
 
   /**
@@ -99,24 +95,24 @@ export class FrameRingWriter {
     for (const frame of frames) payload += frame.length;
     const ints = HEADER_INTS + senders.length + slots.length + frames.length;
     const total = (4 * ints + payload + 7) & ~7;
-    if (total > this.#size / 2) return false;
-    const written = Atomics.load(this.#control, WRITTEN_BYTES);
-    const used = (written - Atomics.load(this.#control, READ_BYTES)) | 0;
-    let at = written & this.#mask;
+    if (total > this.size / 2) return false;
+    const written = Atomics.load(this.control, WRITTEN_BYTES);
+    const used = (written - Atomics.load(this.control, READ_BYTES)) | 0;
+    let at = written & this.mask;
     let skip = 0;
-    if (at + total > this.#size) {
-      skip = this.#size - at; // the tail is left unused: records never wrap
+    if (at + total > this.size) {
+      skip = this.size - at; // the tail is left unused: records never wrap
     }
-    if (used + skip + total > this.#size) return false;
+    if (used + skip + total > this.size) return false;
     if (skip > 0) {
-      this.#ints[at >> 2] = 0;
+      this.ints[at >> 2] = 0;
       at = 0;
     }
-    const ints32 = this.#ints;
+    const ints32 = this.ints;
     let i = at >> 2;
     ints32[i++] = total;
     ints32[i++] = linkBefore;
-    this.#doubles[i >> 1] = message.seq;
+    this.doubles[i >> 1] = message.seq;
     i += 2;
     ints32[i++] = senders.length;
     ints32[i++] = slots.length;
@@ -127,64 +123,52 @@ export class FrameRingWriter {
     i += slots.length;
     for (const frame of frames) ints32[i++] = frame.length;
     let b = i << 2;
-    this.#bytes.set(id, b);
+    this.bytes.set(id, b);
     b += id.length;
     for (const frame of frames) {
-      this.#bytes.set(frame, b);
+      this.bytes.set(frame, b);
       b += frame.length;
     }
-    Atomics.store(this.#control, WRITTEN_BYTES, (written + skip + total) | 0);
+    Atomics.store(this.control, WRITTEN_BYTES, (written + skip + total) | 0);
     this.records = (this.records + 1) | 0;
-    Atomics.store(this.#control, WRITTEN_RECORDS, this.records);
-    Atomics.notify(this.#control, WRITTEN_RECORDS);
+    Atomics.store(this.control, WRITTEN_RECORDS, this.records);
+    Atomics.notify(this.control, WRITTEN_RECORDS);
     return true;
   }
 }
 
 /** The owner thread's end. */
-export class FrameRingReader {
-  readonly #control: Int32Array;
-  readonly #bytes: Uint8Array;
-  readonly #ints: Int32Array;
-  readonly #doubles: Float64Array;
-  readonly #mask: number;
-  readonly #size: number;
+export class FrameRingReader extends RingViews {
   #read: number;
   /** Records consumed. */
   records: number;
 
   constructor(ring: SharedArrayBuffer) {
-    const v = views(ring);
-    this.#control = v.control;
-    this.#bytes = v.bytes;
-    this.#doubles = v.doubles;
-    this.#ints = v.ints;
-    this.#mask = v.mask;
-    this.#size = v.size;
+    super(ring);
     // Made by the owner thread before the runtime knows the ring: nothing written yet.
-    this.#read = Atomics.load(this.#control, READ_BYTES);
-    this.records = Atomics.load(this.#control, WRITTEN_RECORDS);
+    this.#read = Atomics.load(this.control, READ_BYTES);
+    this.records = Atomics.load(this.control, WRITTEN_RECORDS);
   }
 
   /** Records written and not yet consumed. */
   pending(): number {
-    return (Atomics.load(this.#control, WRITTEN_RECORDS) - this.records) | 0;
+    return (Atomics.load(this.control, WRITTEN_RECORDS) - this.records) | 0;
   }
 
   /** The next record's `linkBefore`, or undefined when the ring is empty. */
   peekLinkBefore(): number | undefined {
     if (this.pending() === 0) return undefined;
-    return this.#ints[(this.#recordStart() >> 2) + 1];
+    return this.ints[(this.#recordStart() >> 2) + 1];
   }
 
   /** Consumes the next record (copied out: the ring space is reused at once), or undefined when empty. */
   read(): RingFrames | undefined {
     if (this.pending() === 0) return undefined;
     const at = this.#recordStart();
-    const ints = this.#ints;
+    const ints = this.ints;
     let i = at >> 2;
     const total = ints[i]!;
-    const seq = this.#doubles[(i + 2) >> 1]!;
+    const seq = this.doubles[(i + 2) >> 1]!;
     const sendersN = ints[i + 4]!;
     const slotsN = ints[i + 5]!;
     const framesN = ints[i + 6]!;
@@ -196,41 +180,41 @@ export class FrameRingReader {
     i += slotsN;
     const lengths = ints.subarray(i, i + framesN);
     let b = (i + framesN) << 2;
-    const c = utf8Decoder.decode(this.#bytes.slice(b, b + idN));
+    const c = utf8Decoder.decode(this.bytes.slice(b, b + idN));
     b += idN;
     const frames: Uint8Array[] = new Array(framesN);
     for (let k = 0; k < framesN; k++) {
       const n = lengths[k]!;
-      frames[k] = this.#bytes.slice(b, b + n); // an ordinary ArrayBuffer: decoded values may keep views of it
+      frames[k] = this.bytes.slice(b, b + n); // an ordinary ArrayBuffer: decoded values may keep views of it
       b += n;
     }
     this.#read = (this.#read + total) | 0; // #recordStart already stepped over a wrap marker
-    Atomics.store(this.#control, READ_BYTES, this.#read);
+    Atomics.store(this.control, READ_BYTES, this.#read);
     this.records = (this.records + 1) | 0;
     return { c, seq, senders, frames, slots };
   }
 
   /** Resolves once a record is written after `seen` (WRITTEN_RECORDS), or at once if one already was. */
   waitForRecords(seen: number): Promise<unknown> | undefined {
-    const wait = waitAsync(this.#control, WRITTEN_RECORDS, seen);
+    const wait = waitAsync(this.control, WRITTEN_RECORDS, seen);
     return wait.async ? wait.value : undefined;
   }
 
   /** WRITTEN_RECORDS now (what waitForRecords compares with). */
   writtenRecords(): number {
-    return Atomics.load(this.#control, WRITTEN_RECORDS);
+    return Atomics.load(this.control, WRITTEN_RECORDS);
   }
 
   /** Wakes a pending waitForRecords (the owner closes its link). */
   wake(): void {
-    Atomics.notify(this.#control, WRITTEN_RECORDS);
+    Atomics.notify(this.control, WRITTEN_RECORDS);
   }
 
   /** Offset of the next record (steps #read over a wrap marker: the rest of the region, then offset 0). */
   #recordStart(): number {
-    let at = this.#read & this.#mask;
-    if (this.#ints[at >> 2] === 0) {
-      this.#read = (this.#read + this.#size - at) | 0;
+    let at = this.#read & this.mask;
+    if (this.ints[at >> 2] === 0) {
+      this.#read = (this.#read + this.size - at) | 0;
       at = 0;
     }
     return at;

@@ -128,9 +128,12 @@ function arrayHeader(buf: Uint8Array, pos: number, end: number): number {
   return -1;
 }
 
-/** The str at `pos` (sets `next` past it), or null when it is not a str or not valid UTF-8. */
-function str(buf: Uint8Array, pos: number, end: number): string | null {
-  if (pos >= end) return null;
+/** Start of the str whose bounds strBounds() read last (its end is `next`). */
+let strStart = 0;
+
+/** Whether a str header at `pos` declares bytes that fit before `end`; sets `strStart` and `next` to them. */
+function strBounds(buf: Uint8Array, pos: number, end: number): boolean {
+  if (pos >= end) return false;
   const b = buf[pos]!;
   let start: number;
   let n: number;
@@ -147,12 +150,17 @@ function str(buf: Uint8Array, pos: number, end: number): string | null {
     start = pos + 5;
     n = u32(buf, pos + 1);
   } else {
-    return null;
+    return false;
   }
-  const stop = start + n;
-  if (stop > end) return null;
-  next = stop;
-  return textAt(buf, start, stop);
+  if (start + n > end) return false;
+  strStart = start;
+  next = start + n;
+  return true;
+}
+
+/** The str at `pos` (sets `next` past it), or null when it is not a str or not valid UTF-8. */
+function str(buf: Uint8Array, pos: number, end: number): string | null {
+  return strBounds(buf, pos, end) ? textAt(buf, strStart, next) : null;
 }
 
 /** The UTF-8 text of `buf[start, stop)`, or null when it is not valid UTF-8. */
@@ -166,35 +174,14 @@ function textAt(buf: Uint8Array, start: number, stop: number): string | null {
   }
 }
 
-/** Start of the str whose bytes strKey() read last (its end is `next`). */
-let keyStart = 0;
-
 /**
- * The str at `pos` as a routing key: sets `keyStart` and `next` to its bytes' bounds and returns
+ * The str at `pos` as a routing key: sets `strStart` and `next` to its bytes' bounds and returns
  * requestIdHash of them, or -1 when it is not a str or not valid UTF-8. No string is built.
  */
 function strKey(buf: Uint8Array, pos: number, end: number): number {
-  if (pos >= end) return -1;
-  const b = buf[pos]!;
-  let start: number;
-  let n: number;
-  if ((b & 0xe0) === 0xa0) {
-    start = pos + 1;
-    n = b & 0x1f;
-  } else if (b === 0xd9 && pos + 2 <= end) {
-    start = pos + 2;
-    n = buf[pos + 1]!;
-  } else if (b === 0xda && pos + 3 <= end) {
-    start = pos + 3;
-    n = (buf[pos + 1]! << 8) | buf[pos + 2]!;
-  } else if (b === 0xdb && pos + 5 <= end) {
-    start = pos + 5;
-    n = u32(buf, pos + 1);
-  } else {
-    return -1;
-  }
-  const stop = start + n;
-  if (stop > end) return -1;
+  if (!strBounds(buf, pos, end)) return -1;
+  const start = strStart;
+  const stop = next;
   // requestIdHash, inlined with the ASCII test: one pass over the bytes.
   let h = FNV_OFFSET;
   let any = 0;
@@ -204,8 +191,6 @@ function strKey(buf: Uint8Array, pos: number, end: number): number {
     h = Math.imul(h ^ c, FNV_PRIME);
   }
   if (any & 0x80 && textAt(buf, start, stop) === null) return -1;
-  keyStart = start;
-  next = stop;
   return h & 0x3fffffff;
 }
 
@@ -253,7 +238,7 @@ export function readOutputRoute(main: Uint8Array): OutputRoute {
         if (length < 1) return route;
         const hash = strKey(buf, next, end);
         if (hash < 0) return route;
-        keys[3 * j] = keyStart;
+        keys[3 * j] = strStart;
         keys[3 * j + 1] = next;
         keys[3 * j + 2] = hash;
         route.outputCount = j + 1;
