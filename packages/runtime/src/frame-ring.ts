@@ -16,6 +16,8 @@
 // A record never wraps: at the end of the data region a zero `total` says "continue at offset 0".
 // The byte counters wrap at 2^32 (int32 arithmetic); only their differences and low bits are used.
 
+import type { ToHost } from "./messages.js";
+
 /** Control word indices (Int32). */
 const WRITTEN_BYTES = 0;
 const READ_BYTES = 1;
@@ -34,14 +36,8 @@ export function createFrameRing(dataBytes = DEFAULT_RING_BYTES): SharedArrayBuff
   return new SharedArrayBuffer(CONTROL_BYTES + dataBytes);
 }
 
-/** One forwarded engine step, as the owner thread's connection receives it (ToHost "frames"). */
-export interface RingFrames {
-  c: string;
-  seq: number;
-  senders: readonly number[];
-  frames: Uint8Array[];
-  slots: Int32Array;
-}
+/** One forwarded engine step: the ToHost "frames" message without its tag. */
+export type RingFrames = Omit<Extract<ToHost, { t: "frames" }>, "t">;
 
 // Atomics.waitAsync (V8 8.7+, every supported Node) is newer than the ES2022 lib the packages compile against.
 type WaitAsync = (

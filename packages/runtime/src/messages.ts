@@ -193,7 +193,7 @@ export interface AbortResult {
  * A ToHost message as the link carries it: `r`, how many frame-ring records the runtime had written before it
  * (caller/link-inbox.ts merges the two channels back into the runtime's order).
  */
-export type LinkMessage = ToHost & { r?: number };
+export type LinkMessage = ToHost & { r: number };
 
 export type ToHost =
   | { t: "welcome" }

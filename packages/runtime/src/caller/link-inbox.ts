@@ -22,9 +22,9 @@ export class LinkInbox {
     void this.#watch();
   }
 
-  /** A link message: first the records written before it (`r`; none without a ring count), then it. */
-  onLinkMessage(r: number | undefined, handle: () => void): void {
-    if (r !== undefined) this.#drain(r);
+  /** A link message: first the `r` records written before it, then it. */
+  onLinkMessage(r: number, handle: () => void): void {
+    this.#drain(r);
     this.#linkSeen = (this.#linkSeen + 1) | 0;
     try {
       handle();
