@@ -111,10 +111,13 @@ export class RawFrontend {
     const inputs: Router[] = [];
     const outputs: Pull[] = [];
     for (let i = 0; i < n; i++) {
-      const input = new Router({ linger: 0 });
+      // Unbounded queues, as vLLM's make_zmq_socket sets them (vllm/utils/network_utils.py): a ROUTER drops
+      // what it cannot queue for a peer, so the default 1,000-message limit lost requests when a load test
+      // sent thousands faster than a busy engine read them.
+      const input = new Router({ linger: 0, sendHighWaterMark: 0, receiveHighWaterMark: 0 });
       await input.bind(address(`in${i}`));
       inputs.push(input);
-      const output = new Pull({ linger: 0 });
+      const output = new Pull({ linger: 0, receiveHighWaterMark: 0 });
       await output.bind(address(`out${i}`));
       outputs.push(output);
     }

@@ -253,7 +253,9 @@ async function abortedConnect(
       handshakeAddress,
       engineIndices: [0],
       stepMs: 2,
-      ...(kind === "waiting-ready" ? { faults: { noReady: true } } : {}),
+      // "after-hello" aborts the moment the test has read the engine's HELLO event; a healthy engine would
+      // go on with the handshake meanwhile and could win that race, so it never sends READY either.
+      ...(kind === "waiting-ready" || kind === "after-hello" ? { faults: { noReady: true } } : {}),
       ...(kind === "waiting-registration" ? { faults: { noRegistration: true } } : {}),
     });
   }
