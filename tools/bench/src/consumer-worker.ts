@@ -8,10 +8,10 @@ import { instrument } from "@vllm-engine-core/metrics";
 import {
   callRequest,
   createThreadMarker,
+  monotonicNowMs,
   SampleBuffer,
   streamRequestIds,
   summarize,
-  wallNowMs,
 } from "@vllm-engine-core/probe";
 import type {
   ConsumerRun,
@@ -108,7 +108,7 @@ async function windowed(run: Extract<ConsumerRun, { kind: "throughput" | "latenc
       tokens += n;
       outputs++;
       if (n > 1) merged++;
-      if (run.kind === "latency") delays.add(wallNowMs() - stream.lastTimestamp * 1000);
+      if (run.kind === "latency") delays.add(monotonicNowMs() - stream.lastTimestamp * 1000);
     }
   };
   const metrics = run.kind === "throughput" && run.metrics ? instrument(client!) : undefined;
@@ -190,9 +190,10 @@ async function slowReader(run: Extract<ConsumerRun, { kind: "slow-reader" }>): P
       if (streamTokens === 0) firstOutput();
       const n = output.newTokenIds.length;
       streamTokens += n;
-      // Same clock as the latency section: wall clock at read vs the engine's wall stamp at send.
-      if (current !== undefined) current.record(index, n, streamTokens, stream.lastTimestamp, wallNowMs());
-      else if (warming) recent.add(wallNowMs() - stream.lastTimestamp * 1000);
+      // Same clock as the latency section: CLOCK_MONOTONIC at read vs the engine's stamp at send.
+      if (current !== undefined)
+        current.record(index, n, streamTokens, stream.lastTimestamp, monotonicNowMs());
+      else if (warming) recent.add(monotonicNowMs() - stream.lastTimestamp * 1000);
     }
   });
 

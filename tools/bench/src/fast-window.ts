@@ -1,6 +1,6 @@
 // What a group of streams read as fast as possible saw during one time window: engine → consumer delay
-// (the latency section's method: receive wall clock − the engine's send stamp), the rate delivered to
-// them, and the engine's own step rate measured on the engine's clock.
+// (the latency section's method: receive time − the engine's send stamp, on CLOCK_MONOTONIC), the rate
+// delivered to them, and the engine's own step rate measured on the engine's clock.
 import type { Summary } from "@vllm-engine-core/probe";
 import { LogHistogram } from "./histogram.js";
 
@@ -51,19 +51,14 @@ export class FastWindowRecorder {
 
   /**
    * One delivery of `tokens` tokens to stream `stream`, whose cumulative count is now `streamTokens`,
-   * stamped `engineStampS` (EngineCoreOutputs.timestamp, wall seconds), read at `readWallMs`.
+   * stamped `engineStampS` (EngineCoreOutputs.timestamp, CLOCK_MONOTONIC seconds), read at `readMs`
+   * (the same clock, ms).
    */
-  record(
-    stream: number,
-    tokens: number,
-    streamTokens: number,
-    engineStampS: number,
-    readWallMs: number,
-  ): void {
+  record(stream: number, tokens: number, streamTokens: number, engineStampS: number, readMs: number): void {
     this.deliveries++;
     this.tokens += tokens;
     if (tokens > 1) this.merged++;
-    this.delays.add(readWallMs - engineStampS * 1000);
+    this.delays.add(readMs - engineStampS * 1000);
     if (this.#seen[stream] === 0) {
       this.#seen[stream] = 1;
       this.#firstTokens[stream] = streamTokens;

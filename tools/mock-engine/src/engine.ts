@@ -709,8 +709,10 @@ export class MockEngineCore implements UtilityHost {
       });
       return;
     }
-    // Sub-millisecond wall clock (Date.now() has 1 ms resolution): latency measurements need better.
-    if (this.#options.timestamps === "wall") {
+    // Stamped at send for latency measurements; the wall stamp is sub-millisecond (Date.now() has 1 ms).
+    if (this.#options.timestamps === "monotonic-at-send") {
+      item.outputs.timestamp = monotonicSeconds();
+    } else if (this.#options.timestamps === "wall") {
       item.outputs.timestamp = (performance.timeOrigin + performance.now()) / 1000;
     }
     let frames: Uint8Array[];

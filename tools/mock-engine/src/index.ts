@@ -30,6 +30,7 @@ export {
   type MockEngineOptions,
   MockEngineOptionsError,
   type ReadyResponseOverrides,
+  type TimestampMode,
   toArgv,
 } from "./options.js";
 export { reservedTcpPorts } from "./ports.js";

@@ -42,6 +42,15 @@ export interface MockEngineFaults {
   utilityDelayEngines?: number[];
 }
 
+/**
+ * EngineCoreOutputs.timestamp: `monotonic` = CLOCK_MONOTONIC seconds when the outputs are built, like vLLM
+ * (`time.monotonic()` in `EngineCoreOutputs.__post_init__`); `monotonic-at-send` = the same clock read just
+ * before the message is encoded and sent, so a reader on the host measures send → receive on one kernel
+ * clock; `wall` = epoch seconds at send.
+ */
+export type TimestampMode = "monotonic" | "monotonic-at-send" | "wall";
+const TIMESTAMP_MODES: readonly TimestampMode[] = ["monotonic", "monotonic-at-send", "wall"];
+
 export interface MockEngineOptions {
   mode?: "handshake" | "bootstrapped";
   handshakeAddress?: string;
@@ -59,7 +68,7 @@ export interface MockEngineOptions {
   tokensPerStep?: number;
   /** Generate the prompt's own tokens back, in order and cycling (text checkable exactly); default false. */
   echoPrompt?: boolean;
-  timestamps?: "monotonic" | "wall";
+  timestamps?: TimestampMode;
   faults?: MockEngineFaults;
   readyResponse?: ReadyResponseOverrides;
   /**
@@ -103,7 +112,7 @@ export interface ResolvedOptions {
   stepMs: number;
   tokensPerStep: number;
   echoPrompt: boolean;
-  timestamps: "monotonic" | "wall";
+  timestamps: TimestampMode;
   faults: MockEngineFaults;
   readyResponse: ReadyResponseOverrides;
   vllmVersion: MockVllmVersion;
@@ -188,8 +197,8 @@ export function resolveOptions(options: MockEngineOptions): ResolvedOptions {
     );
   }
   const timestamps = options.timestamps ?? "monotonic";
-  if (timestamps !== "monotonic" && timestamps !== "wall") {
-    throw new MockEngineOptionsError(`timestamps must be "monotonic" or "wall"`, "timestamps");
+  if (!TIMESTAMP_MODES.includes(timestamps)) {
+    throw new MockEngineOptionsError(`timestamps must be one of ${TIMESTAMP_MODES.join(", ")}`, "timestamps");
   }
   const tokensPerStep = nonNegativeInt(options.tokensPerStep, "tokensPerStep", 1);
   if (tokensPerStep < 1)
@@ -273,7 +282,10 @@ const FLAGS = {
   "step-ms": { type: "string", help: "engine step period in ms (default 5; 0 = as fast as possible)" },
   "tokens-per-step": { type: "string", help: "tokens generated per request per step (default 1)" },
   "echo-prompt": { type: "boolean", help: "generate the prompt's tokens back, in order, cycling" },
-  timestamps: { type: "string", help: "monotonic | wall (wall = epoch seconds at send, for latency)" },
+  timestamps: {
+    type: "string",
+    help: "monotonic | monotonic-at-send (for latency: one clock for the host) | wall (epoch s at send)",
+  },
   "crash-after-steps": { type: "string", help: "fault: SIGKILL the process after N steps of an engine" },
   "dead-sentinel-after-steps": {
     type: "string",
@@ -379,7 +391,7 @@ export function parseArgv(argv: readonly string[]): MockEngineOptions | "help" {
   const tokensPerStep = intFlag(v, "tokens-per-step");
   if (tokensPerStep !== undefined) options.tokensPerStep = tokensPerStep;
   if (v["echo-prompt"]) options.echoPrompt = true;
-  if (v.timestamps !== undefined) options.timestamps = v.timestamps as "monotonic" | "wall";
+  if (v.timestamps !== undefined) options.timestamps = v.timestamps as TimestampMode;
   const faults: MockEngineFaults = {};
   const intFaults = [
     ["crash-after-steps", "crashAfterSteps"],

@@ -259,4 +259,28 @@ describe("requests", () => {
     expect(messages[0]!.timestamp).toBeGreaterThan(0);
     expect(messages[0]!.timestamp).toBeLessThan(Date.now() / 1000 - 1e6);
   });
+
+  it("monotonic-at-send timestamps are this host's CLOCK_MONOTONIC (not epoch seconds)", async () => {
+    // The clock every process of the host shares (what the bench and the probe compare arrivals with), so a
+    // stamp falls between this test's own readings of it and before the frame's arrival here.
+    const { frontend } = await setup({ stepMs: 20, timestamps: "monotonic-at-send" });
+    const before = Number(process.hrtime.bigint()) / 1e9;
+    await frontend.add(0, request("at-send", { maxTokens: 3 }));
+    await frontend.finished("at-send");
+    const after = Number(process.hrtime.bigint()) / 1e9;
+    const hrAt = (performanceMs: number) =>
+      (performanceMs - performance.now()) / 1000 + Number(process.hrtime.bigint()) / 1e9;
+    const messages = frontend.received.items.flatMap((m) =>
+      m.kind === "outputs" && m.outputs.outputs.some((o) => o.requestId === "at-send") ? [m] : [],
+    );
+    expect(messages.length).toBeGreaterThan(0);
+    for (const m of messages) {
+      expect(m.outputs.timestamp).toBeGreaterThan(before);
+      expect(m.outputs.timestamp).toBeLessThan(after);
+      // Stamped before this process received the frame (generous bound: a loaded CI machine stalls).
+      const arrived = hrAt(m.at);
+      expect(m.outputs.timestamp).toBeLessThanOrEqual(arrived);
+      expect(arrived - m.outputs.timestamp).toBeLessThan(1);
+    }
+  });
 });

@@ -5,6 +5,7 @@ import {
   MOCK_VOCAB_SIZE,
   type MockEngineOptions,
   MockEngineOptionsError,
+  type TimestampMode,
   toArgv,
 } from "../src/index.js";
 import { helpText, parseArgv, resolveOptions } from "../src/options.js";
@@ -53,6 +54,9 @@ describe("options", () => {
       readyResponse: { maxModelLen: 128, dtype: "float16", kvCacheSizeTokens: null },
     };
     expect(parseArgv(toArgv(options))).toEqual(options);
+    const atSend: MockEngineOptions = { handshakeAddress: "x", timestamps: "monotonic-at-send" };
+    expect(parseArgv(toArgv(atSend))).toEqual(atSend);
+    expect(resolveOptions(atSend).timestamps).toBe("monotonic-at-send");
     expect(parseArgv([])).toEqual({});
     expect(parseArgv(["--help"])).toBe("help");
   });
@@ -98,6 +102,7 @@ describe("options", () => {
       [{}, "handshakeAddress"],
       [{ mode: "bootstrapped", inputAddress: "x" }, "inputAddress"],
       [{ handshakeAddress: "x", engineIndices: [] }, "engineIndices"],
+      [{ handshakeAddress: "x", timestamps: "epoch" as TimestampMode }, "timestamps"],
       [
         { mode: "bootstrapped", inputAddress: "i", outputAddress: "o", coordinatorInput: "c" },
         "coordinatorInput",

@@ -3,7 +3,7 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import type { BlockMode } from "./block.js";
 import { type BlockedDelayResult, measureBlockedDelay, type StreamingSession } from "./blocked.js";
-import { wallNowMs } from "./clock.js";
+import { monotonicNowMs } from "./clock.js";
 import { DelayRecorder } from "./delays.js";
 import { DirectFrontend } from "./direct/direct-frontend.js";
 import { startProbeEngine } from "./engine.js";
@@ -42,7 +42,7 @@ class DirectSession implements StreamingSession {
     this.#frontend = frontend;
     frontend.startOutputLoop((outputs) => {
       const sentMs = outputs.timestamp * 1000;
-      for (const _ of outputs.outputs) this.#recorder.record(sentMs, wallNowMs());
+      for (const _ of outputs.outputs) this.#recorder.record(sentMs, monotonicNowMs());
       this.#flowing?.();
     });
   }

@@ -2,7 +2,7 @@
 // it was blocked is measured from engine send to consumer receive.
 import { setTimeout as sleep } from "node:timers/promises";
 import { type BlockMode, blockFor } from "./block.js";
-import { wallNowMs } from "./clock.js";
+import { monotonicNowMs } from "./clock.js";
 import { delaysSentWithin } from "./delays.js";
 import { type Summary, summarize } from "./stats.js";
 
@@ -46,9 +46,9 @@ export async function measureBlockedDelay(
   const maxTokens = Math.ceil(((warmupMs + o.blockMs + tailMs + 5_000) / Math.max(1, o.stepMs)) * 2) + 100;
   await session.start(o.streams, maxTokens, o.prefix);
   await sleep(warmupMs);
-  const start = wallNowMs();
+  const start = monotonicNowMs();
   await blockFor(o.mode, o.blockMs);
-  const end = wallNowMs();
+  const end = monotonicNowMs();
   await sleep(tailMs);
   const { pairs, merged } = await session.stop();
   return {

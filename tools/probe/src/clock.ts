@@ -1,8 +1,35 @@
-// Wall-clock time with sub-millisecond resolution, comparable across processes on one host:
-// performance.timeOrigin is the realtime clock at thread start, performance.now() the monotonic time since.
+// The clock every latency figure is read on: CLOCK_MONOTONIC, in milliseconds. It is one kernel clock for
+// every process and thread of the host, and the clock vLLM stamps EngineCoreOutputs.timestamp with
+// (`time.monotonic()`; the mock engine's monotonic stamps read it through process.hrtime). The realtime-based
+// `performance.timeOrigin + performance.now()` used before is not: each process and thread fixes its own
+// origin when it starts, so two of them disagree by whatever the realtime clock was stepped or slewed in
+// between (one bench run read a single-stream delay of -2 ms that way).
 import { performance } from "node:perf_hooks";
 
-/** Epoch milliseconds (fractional). */
-export function wallNowMs(): number {
-  return performance.timeOrigin + performance.now();
+/**
+ * performance.now() counts CLOCK_MONOTONIC (libuv's uv_hrtime) from this thread's start, so one offset
+ * turns it into the absolute clock without a BigInt per reading. Read naively (one call after the other)
+ * the offset comes out tens of µs low (cold first calls, preemption); so both calls are warmed, and the
+ * offset is taken from the narrowest of several now → hrtime → now brackets, at the bracket's midpoint.
+ */
+function calibrate(): number {
+  let best = Number.POSITIVE_INFINITY;
+  let offset = 0;
+  for (let i = 0; i < 64; i++) {
+    const before = performance.now();
+    const hr = Number(process.hrtime.bigint()) / 1e6;
+    const after = performance.now();
+    if (after - before < best) {
+      best = after - before;
+      offset = hr - (before + after) / 2;
+    }
+  }
+  return offset;
+}
+
+const OFFSET_MS = calibrate();
+
+/** CLOCK_MONOTONIC now, in milliseconds (fractional); comparable across the host's processes. */
+export function monotonicNowMs(): number {
+  return performance.now() + OFFSET_MS;
 }

@@ -1,9 +1,9 @@
 // The probe's consumer: a worker thread (neither the connecting thread nor the runtime) that attaches to
 // the connection with EngineCoreClient.attach(handle), runs the streams and records each output's delay
-// (receive wall time − the engine's send timestamp). It never loads zeromq.
+// (receive time − the engine's send timestamp, both on CLOCK_MONOTONIC). It never loads zeromq.
 import { parentPort } from "node:worker_threads";
 import { EngineCoreClient, type EngineCoreOutputStream } from "@vllm-engine-core/client";
-import { wallNowMs } from "./clock.js";
+import { monotonicNowMs } from "./clock.js";
 import type { FromConsumer, ToConsumer } from "./consumer-protocol.js";
 import { DelayRecorder } from "./delays.js";
 import { createThreadMarker } from "./net.js";
@@ -25,7 +25,7 @@ async function consume(
   onFirst: () => void,
 ): Promise<void> {
   for await (const output of stream) {
-    const received = wallNowMs();
+    const received = monotonicNowMs();
     if (output.finishReason != null) break;
     recorder.record(stream.lastTimestamp * 1000, received);
     if (output.newTokenIds.length > tokensPerStep) recorder.merged++;

@@ -1,7 +1,7 @@
 // Output delay samples: (engine send time, receive − send) pairs, filtered to a time window.
 import { SampleBuffer } from "./stats.js";
 
-/** Records pairs of (engine send wall time ms, delay ms) without allocating per sample. */
+/** Records pairs of (engine send time ms, CLOCK_MONOTONIC; delay ms) without allocating per sample. */
 export class DelayRecorder {
   readonly #pairs = new SampleBuffer(1 << 14);
   /** Outputs that carried more tokens than one engine step produces (merged while unread). */

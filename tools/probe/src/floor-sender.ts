@@ -1,6 +1,6 @@
-// Child process of the floor measurement: PUSHes an 8-byte wall-clock stamp every interval.
+// Child process of the floor measurement: PUSHes an 8-byte CLOCK_MONOTONIC stamp (clock.ts) every interval.
 import * as zmq from "zeromq";
-import { wallNowMs } from "./clock.js";
+import { monotonicNowMs } from "./clock.js";
 
 const [endpoint, intervalArg] = process.argv.slice(2);
 if (!endpoint) throw new Error("usage: floor-sender <endpoint> <intervalMs>");
@@ -12,7 +12,7 @@ const timer = setInterval(
   () => {
     if (sending) return; // one send in flight per socket
     sending = true;
-    stamp.writeDoubleLE(wallNowMs());
+    stamp.writeDoubleLE(monotonicNowMs());
     push.send(stamp).finally(() => {
       sending = false;
     });

@@ -1,9 +1,9 @@
 // The machine's floor for "engine send → receive": a bare libzmq PUSH → PULL hop between two processes
-// on loopback TCP, 8-byte wall-clock stamps at the engine's step rate, receiver idle. No engine, no
+// on loopback TCP, 8-byte CLOCK_MONOTONIC stamps at the engine's step rate, receiver idle. No engine, no
 // decode, no thread hop: whatever tail this shows, every design on this machine pays too.
 import { fork } from "node:child_process";
 import * as zmq from "zeromq";
-import { wallNowMs } from "./clock.js";
+import { monotonicNowMs } from "./clock.js";
 import { type Summary, summarize } from "./stats.js";
 
 export async function measureFloor(o: {
@@ -22,11 +22,11 @@ export async function measureFloor(o: {
   );
   const exited = new Promise((resolve) => child.once("exit", resolve));
   const delays: number[] = [];
-  const start = wallNowMs();
+  const start = monotonicNowMs();
   try {
     for (;;) {
       const [frame] = await pull.receive();
-      const now = wallNowMs();
+      const now = monotonicNowMs();
       if (now - start > o.warmupMs + o.measureMs) break;
       if (now - start > o.warmupMs && frame !== undefined) delays.push(now - frame.readDoubleLE(0));
     }

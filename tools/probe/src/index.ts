@@ -1,6 +1,6 @@
 // Probe building blocks shared with tools/bench (private workspace package; not published).
 export { type BlockMode, blockFor, parkFor, spinFor } from "./block.js";
-export { wallNowMs } from "./clock.js";
+export { monotonicNowMs } from "./clock.js";
 export { DelayRecorder, delaysSentWithin } from "./delays.js";
 export {
   type DirectEngine,
@@ -8,7 +8,7 @@ export {
   type DirectFrontendOptions,
   DirectHandshakeError,
 } from "./direct/direct-frontend.js";
-export { type ProbeEngineOptions, preciseClockPreload, startProbeEngine } from "./engine.js";
+export { type ProbeEngineOptions, startProbeEngine } from "./engine.js";
 export { measureFloor } from "./floor.js";
 export { type MachineInfo, machineInfo } from "./machine.js";
 export { createThreadMarker, freeTcpPort, type ThreadMarkerHandle } from "./net.js";

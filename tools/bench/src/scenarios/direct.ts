@@ -4,10 +4,10 @@
 import { performance } from "node:perf_hooks";
 import {
   DirectFrontend,
+  monotonicNowMs,
   SampleBuffer,
   streamRequestIds,
   summarize,
-  wallNowMs,
   wireRequest,
 } from "@vllm-engine-core/probe";
 import type { EngineCoreOutput } from "@vllm-engine-core/protocol";
@@ -158,7 +158,7 @@ export async function directLatency(o: {
     clockPerOutput: true,
   };
   const { cpu } = await runDirect(run, (_output, sentMs, measuring) => {
-    if (measuring) delays.add(wallNowMs() - sentMs);
+    if (measuring) delays.add(monotonicNowMs() - sentMs);
   });
   return {
     runner: "direct",

@@ -14,7 +14,7 @@ import { createRequire } from "node:module";
 import { dirname } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { EngineCoreClient } from "@vllm-engine-core/client";
-import { freeTcpPort, type Summary, startProbeEngine, wallNowMs } from "@vllm-engine-core/probe";
+import { freeTcpPort, monotonicNowMs, type Summary, startProbeEngine } from "@vllm-engine-core/probe";
 import { createServer } from "@vllm-engine-core/server";
 import { IncrementalDetokenizer, Tokenizer } from "@vllm-engine-core/text";
 import { cpuAvailable, sampleCpu } from "../cpu.js";
@@ -201,7 +201,7 @@ export async function serverBench(o: ServerBenchOptions): Promise<ServerBenchRes
           if (++flowing === o.streams) allFlowing();
         }
         if (bareRecording) {
-          bareDelay.add(wallNowMs() - stream.lastTimestamp * 1000);
+          bareDelay.add(monotonicNowMs() - stream.lastTimestamp * 1000);
           bareTokens += output.newTokenIds.length;
           bareDeliveries++;
         }
@@ -348,9 +348,9 @@ async function longPromptPhase(
   const baselineMs = 1000;
   stamped.recording = true;
   load.send({ type: "record-start" });
-  const recordedFrom = wallNowMs();
+  const recordedFrom = monotonicNowMs();
   await sleep(baselineMs);
-  const baselineTo = wallNowMs();
+  const baselineTo = monotonicNowMs();
   const timed: {
     what: string;
     tokens: number;

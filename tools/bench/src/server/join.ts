@@ -4,7 +4,7 @@ import { LogHistogram } from "../histogram.js";
 import type { StreamRecord } from "./load-protocol.js";
 import type { EngineStamps } from "./stamped-client.js";
 
-/** Arrivals inside [from, to] (epoch ms); everything when the bounds are omitted. */
+/** Arrivals inside [from, to] (CLOCK_MONOTONIC ms); everything when the bounds are omitted. */
 export interface Interval {
   from?: number;
   to?: number;

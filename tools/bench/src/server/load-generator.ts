@@ -2,14 +2,13 @@
 // The server scenario's HTTP load generator, a child process of the scenario (forked with IPC): opens N
 // streaming chat completions over real sockets (one TCP connection each, HTTP/1.1 written by hand), reads their SSE events
 // and, while recording, notes per event the cumulative `usage.completion_tokens` (the request asks for
-// `continuous_usage_stats`) and the wall clock at which its bytes arrived. It parses no more JSON than
-// that: the load generator must stay cheap next to the server it measures.
+// `continuous_usage_stats`) and the time (CLOCK_MONOTONIC, the engine stamps' clock) at which its bytes
+// arrived. It parses no more JSON than that: the load generator must stay cheap next to the server it measures.
 import { Agent, request } from "node:http";
 import { connect } from "node:net";
-import { performance } from "node:perf_hooks";
+import { monotonicNowMs } from "@vllm-engine-core/probe/clock";
 import type { FromLoad, StreamRecord, ToLoad } from "./load-protocol.js";
 
-const wallNowMs = () => performance.timeOrigin + performance.now();
 const send = (m: FromLoad) => process.send?.(m);
 if (process.send === undefined) throw new Error("load-generator.js must be forked with an IPC channel");
 
@@ -54,7 +53,7 @@ function openStream(url: string, body: string, onFirst: () => void): Stream {
       `content-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
   );
   socket.on("data", (chunk: Buffer) => {
-    const at = wallNowMs();
+    const at = monotonicNowMs();
     pending += chunk.toString("latin1");
     if (!headersSeen) {
       const h = pending.indexOf("\r\n\r\n");
@@ -95,7 +94,7 @@ function openStream(url: string, body: string, onFirst: () => void): Stream {
 }
 
 function oneRequest(url: string, body: string): void {
-  const startedAt = wallNowMs();
+  const startedAt = monotonicNowMs();
   const req = request(url, {
     method: "POST",
     agent,
@@ -112,7 +111,7 @@ function oneRequest(url: string, body: string): void {
         status: res.statusCode ?? 0,
         bytes: all.length,
         startedAt,
-        endedAt: wallNowMs(),
+        endedAt: monotonicNowMs(),
         body: all.subarray(0, 2000).toString("utf8"),
       });
     });
@@ -136,7 +135,7 @@ process.on("message", (m: ToLoad) => {
     case "record-start":
       for (const s of streams) s.record = { id: s.record.id, counts: [], arrivals: [] };
       recording = true;
-      recordStart = wallNowMs();
+      recordStart = monotonicNowMs();
       // Each stream's count before the window: its first event in the window counts from there.
       for (const s of streams) {
         s.record.counts.push(s.lastCount);
@@ -145,7 +144,7 @@ process.on("message", (m: ToLoad) => {
       break;
     case "record-stop": {
       recording = false;
-      const windowMs = wallNowMs() - recordStart;
+      const windowMs = monotonicNowMs() - recordStart;
       let tokens = 0;
       let events = 0;
       for (const s of streams) {

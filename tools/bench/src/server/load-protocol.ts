@@ -7,7 +7,7 @@ export interface StreamRecord {
   id: string;
   /** `usage.completion_tokens` of each event (`continuous_usage_stats`), cumulative. */
   counts: number[];
-  /** Wall clock (epoch ms, sub-ms) when the bytes of each event arrived. */
+  /** CLOCK_MONOTONIC (ms, sub-ms; tools/probe/src/clock.ts) when the bytes of each event arrived. */
   arrivals: number[];
 }
 
