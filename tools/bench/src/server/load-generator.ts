@@ -3,7 +3,8 @@
 // streaming chat completions over real sockets (one TCP connection each, HTTP/1.1 written by hand), reads their SSE events
 // and, while recording, notes per event the cumulative `usage.completion_tokens` (the request asks for
 // `continuous_usage_stats`) and the time (CLOCK_MONOTONIC, the engine stamps' clock) at which its bytes
-// arrived. It parses no more JSON than that: the load generator must stay cheap next to the server it measures.
+// arrived. It parses no more JSON than that: the load generator must stay cheap next to the server it
+// measures.
 import { Agent, request } from "node:http";
 import { connect } from "node:net";
 import { monotonicNowMs } from "@vllm-engine-core/probe/clock";

@@ -1,9 +1,9 @@
 // The engine client handed to the server under test, with one addition: for each output the server reads,
 // it notes the request's cumulative token count and the engine's send stamp of the message that carried it
-// (`EngineCoreOutputStream.lastTimestamp`, the mock engine's CLOCK_MONOTONIC send stamp). The load generator sees the same
-// cumulative count in each SSE event (`continuous_usage_stats`), so the two join exactly, per token count,
-// into "engine output → SSE bytes at the HTTP client". Nothing of the server is changed: `client` is the
-// seam `createServer` takes.
+// (`EngineCoreOutputStream.lastTimestamp`, the mock engine's CLOCK_MONOTONIC send stamp). The load
+// generator sees the same cumulative count in each SSE event (`continuous_usage_stats`), so the two join
+// exactly, per token count, into "engine output → SSE bytes at the HTTP client". Nothing of the server is
+// changed: `client` is the seam `createServer` takes.
 import type { EngineCoreClient, EngineCoreOutput } from "@vllm-engine-core/client";
 import type { EngineClient } from "@vllm-engine-core/server";
 
