@@ -4,28 +4,23 @@ import { FinishReason, finishReasonName, type SamplingParamsInit } from "@vllm-e
 import { type ChatMessage, type TextDelta, withModelStopTokens } from "@vllm-engine-core/text";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { TextChunkTemplate } from "./chunk-json.js";
-import {
-  checkModel,
-  disconnectSignal,
-  nowSeconds,
-  randomId,
-  type ServerContext,
-  startGeneration,
-  usage,
-} from "./context.js";
+import { checkModel, disconnectSignal, nowSeconds, randomId, type ServerContext, usage } from "./context.js";
 import { badRequest, toApiError } from "./errors.js";
+import { checkParentSampling, mergeChoices, startChoices } from "./fan-out.js";
 import { type ChatLogprobContent, chatLogprobs, logprobPositions } from "./logprobs.js";
 import {
   asBody,
   type Body,
   checkLogprobs,
-  checkSingleChoice,
+  choiceCount,
   optBool,
   optInt,
+  promptLogprobsOf,
   resolveMaxTokens,
   samplingFromBody,
   streamOptions,
 } from "./params.js";
+import { jsonWithMaps, type PromptScores, promptScores } from "./prompt-logprobs.js";
 import { SseWriter } from "./sse.js";
 
 /**
@@ -84,7 +79,7 @@ export async function chatCompletions(
   const tok = ctx.tokenizer;
   const body = asBody(request.body);
   checkModel(ctx, body);
-  checkSingleChoice(body);
+  const n = choiceCount(body);
   const { stream, includeUsage, continuousUsage } = streamOptions(body);
   const messages = chatMessages(body);
 
@@ -97,6 +92,7 @@ export async function chatCompletions(
     }
     checkLogprobs(topLogprobs, "top_logprobs");
   }
+  const promptLogprobs = promptLogprobsOf(body, stream, tok.vocabSize);
   const addGenerationPrompt = optBool(body, "add_generation_prompt") ?? true;
   const continueFinalMessage = optBool(body, "continue_final_message") ?? false;
   if (addGenerationPrompt && continueFinalMessage) {
@@ -129,12 +125,21 @@ export async function chatCompletions(
     ctx.maxModelLen,
   );
   const samplingParams: SamplingParamsInit = withModelStopTokens(
-    { ...sampling, maxTokens, ...(logprobs ? { logprobs: topLogprobs ?? 0 } : {}) },
+    {
+      ...sampling,
+      maxTokens,
+      ...(logprobs ? { logprobs: topLogprobs ?? 0 } : {}),
+      ...(promptLogprobs !== undefined ? { promptLogprobs } : {}),
+    },
     tok,
   );
   const id = `chatcmpl-${randomId()}`;
+  const engineRequest = { requestId: id, promptTokenIds, samplingParams };
+  checkParentSampling(engineRequest, n);
   const signal = disconnectSignal(reply);
-  const textStream = await startGeneration(ctx, { requestId: id, promptTokenIds, samplingParams }, signal);
+  // n > 1: one engine request per choice (fan-out.ts); with n = 1 the request keeps the response's id.
+  const choices = await startChoices(ctx, [engineRequest], n, signal);
+  const deltas = mergeChoices(choices);
   const base = { id, created: nowSeconds(), model: ctx.servedModelName };
   const shownTop = topLogprobs ?? 0;
   const logprobsOf = (d: TextDelta): { content: ChatLogprobContent[] } | null => {
@@ -146,36 +151,53 @@ export async function chatCompletions(
     d.finishReason === null ? null : finishReasonName(d.finishReason ?? FinishReason.STOP);
 
   if (!stream) {
-    let text = "";
-    let completionTokens = 0;
-    let last: TextDelta | undefined;
-    const content: ChatLogprobContent[] = [];
+    const results = choices.map(() => ({
+      text: "",
+      completionTokens: 0,
+      last: undefined as TextDelta | undefined,
+      content: [] as ChatLogprobContent[],
+    }));
+    let scores: PromptScores | null = null;
     try {
-      for await (const d of textStream) {
-        text += d.text;
-        completionTokens += d.tokenIds.length;
+      for await (const { choice, delta: d } of deltas) {
+        const r = results[choice.index]!;
+        r.text += d.text;
+        r.completionTokens += d.tokenIds.length;
         const lp = logprobsOf(d);
-        if (lp) content.push(...lp.content);
-        last = d;
+        if (lp) r.content.push(...lp.content);
+        // Every child scores the same prompt; the response has one `prompt_logprobs` (the first child's).
+        const tensors = d.output.newPromptLogprobsTensors;
+        if (choice.index === 0 && promptLogprobs !== undefined && tensors != null) {
+          scores = promptScores(tok, tensors, promptLogprobs);
+        }
+        r.last = d;
       }
     } catch (error) {
       if (signal.aborted) return reply; // the client is gone: nobody to answer
       throw error;
     }
-    return {
+    const response = {
       ...base,
       object: "chat.completion",
-      choices: [
-        {
-          index: 0,
-          message: { role: "assistant", content: text, refusal: null, tool_calls: [], reasoning: null },
-          logprobs: logprobs ? { content } : null,
-          finish_reason: last ? finishOf(last) : null,
-          stop_reason: last?.stopReason ?? null,
-        },
-      ],
-      usage: usage(promptTokenIds.length, completionTokens),
+      choices: choices.map((choice) => {
+        const r = results[choice.index]!;
+        return {
+          index: choice.index,
+          message: { role: "assistant", content: r.text, refusal: null, tool_calls: [], reasoning: null },
+          logprobs: logprobs ? { content: r.content } : null,
+          finish_reason: r.last ? finishOf(r.last) : null,
+          stop_reason: r.last?.stopReason ?? null,
+        };
+      }),
+      // The prompt counts once, whatever `n` (vLLM's `chat_completion_full_generator`).
+      usage: usage(
+        promptTokenIds.length,
+        results.reduce((sum, r) => sum + r.completionTokens, 0),
+      ),
+      prompt_logprobs: scores?.json ?? null,
     };
+    if (scores === null) return response;
+    return reply.type("application/json; charset=utf-8").send(jsonWithMaps(response));
   }
 
   const sse = new SseWriter(reply.raw, ctx.sseStats);
@@ -187,38 +209,52 @@ export async function chatCompletions(
     choices,
     ...extra,
   });
-  const textChunk = TextChunkTemplate.chat({ ...base, object: "chat.completion.chunk" });
-  let completionTokens = 0;
+  const chunkBase = { ...base, object: "chat.completion.chunk" };
+  const textChunks = choices.map((c) => TextChunkTemplate.chat(chunkBase, c.index));
+  // Per choice (vLLM's `previous_num_tokens`).
+  const completionTokens = choices.map(() => 0);
   try {
-    // The first chunk carries the role (vLLM: `DeltaMessage(role=role, content="")`).
-    const first = chunk([
-      { index: 0, delta: { role: "assistant", content: "" }, logprobs: null, finish_reason: null },
-    ]);
-    if (!(await sse.send(first))) {
-      await textStream.return();
-      return reply;
+    // The first chunk of each choice carries the role (vLLM: `DeltaMessage(role=role, content="")`, one
+    // chunk per choice index).
+    for (const choice of choices) {
+      const first = chunk([
+        {
+          index: choice.index,
+          delta: { role: "assistant", content: "" },
+          logprobs: null,
+          finish_reason: null,
+        },
+      ]);
+      if (!(await sse.send(first))) {
+        await deltas.return?.();
+        return reply;
+      }
     }
-    for await (const d of textStream) {
-      completionTokens += d.tokenIds.length;
+    for await (const { choice, delta: d } of deltas) {
+      const i = choice.index;
+      completionTokens[i]! += d.tokenIds.length;
       const lp = logprobsOf(d);
       if (d.text === "" && !d.finished && lp === null) continue;
-      const choice = () => ({
-        index: 0,
+      const choiceJson = () => ({
+        index: i,
         delta: d.text === "" ? {} : { content: d.text },
         logprobs: lp,
         finish_reason: finishOf(d),
         ...(d.finished ? { stop_reason: d.stopReason } : {}),
       });
-      const u = continuousUsage ? usage(promptTokenIds.length, completionTokens) : undefined;
-      // A closed connection ends the loop; leaving it aborts the request on the engine.
+      const u = continuousUsage ? usage(promptTokenIds.length, completionTokens[i]!) : undefined;
+      // A closed connection ends the loop; leaving it aborts every choice's request on the engine.
       const sent =
         d.text !== "" && !d.finished && lp === null
-          ? sse.sendJson(textChunk.json(d.text, u))
-          : sse.send(chunk([choice()], u === undefined ? {} : { usage: u }));
+          ? sse.sendJson(textChunks[i]!.json(d.text, u))
+          : sse.send(chunk([choiceJson()], u === undefined ? {} : { usage: u }));
       if (!(await sent)) break;
     }
     if (sse.closed) return reply;
-    if (includeUsage) await sse.send(chunk([], { usage: usage(promptTokenIds.length, completionTokens) }));
+    if (includeUsage) {
+      const total = completionTokens.reduce((sum, t) => sum + t, 0);
+      await sse.send(chunk([], { usage: usage(promptTokenIds.length, total) }));
+    }
     await sse.done();
   } catch (error) {
     if (signal.aborted || sse.closed) return reply;

@@ -17,20 +17,20 @@ export class TextChunkTemplate {
     this.#tail = tail;
   }
 
-  /** `{...base, choices: [{index: 0, delta: {content}, logprobs: null, finish_reason: null}], usage?}` */
-  static chat(base: Record<string, unknown>): TextChunkTemplate {
+  /** `{...base, choices: [{index, delta: {content}, logprobs: null, finish_reason: null}], usage?}` */
+  static chat(base: Record<string, unknown>, index = 0): TextChunkTemplate {
     const open = JSON.stringify(base).slice(0, -1);
     return new TextChunkTemplate(
-      `${open},"choices":[{"index":0,"delta":{"content":`,
+      `${open},"choices":[{"index":${index},"delta":{"content":`,
       '},"logprobs":null,"finish_reason":null}]',
     );
   }
 
-  /** `{...base, choices: [{index: 0, text, logprobs: null, finish_reason: null, stop_reason: null}], usage?}` */
-  static completion(base: Record<string, unknown>): TextChunkTemplate {
+  /** `{...base, choices: [{index, text, logprobs: null, finish_reason: null, stop_reason: null}], usage?}` */
+  static completion(base: Record<string, unknown>, index = 0): TextChunkTemplate {
     const open = JSON.stringify(base).slice(0, -1);
     return new TextChunkTemplate(
-      `${open},"choices":[{"index":0,"text":`,
+      `${open},"choices":[{"index":${index},"text":`,
       ',"logprobs":null,"finish_reason":null,"stop_reason":null}]',
     );
   }

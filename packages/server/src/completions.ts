@@ -4,55 +4,91 @@ import { FinishReason, finishReasonName, type SamplingParamsInit } from "@vllm-e
 import { type TextDelta, withModelStopTokens } from "@vllm-engine-core/text";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { TextChunkTemplate } from "./chunk-json.js";
-import {
-  checkModel,
-  disconnectSignal,
-  nowSeconds,
-  randomId,
-  type ServerContext,
-  startGeneration,
-  usage,
-} from "./context.js";
+import { checkModel, disconnectSignal, nowSeconds, randomId, type ServerContext, usage } from "./context.js";
 import { badRequest, toApiError } from "./errors.js";
-import { type CompletionLogprobs, completionLogprobs, logprobPositions, pyLen } from "./logprobs.js";
+import {
+  type Choice,
+  checkParentSampling,
+  mergeChoices,
+  type PromptRequest,
+  startChoices,
+} from "./fan-out.js";
+import {
+  type CompletionLogprobs,
+  completionLogprobs,
+  type LogprobPosition,
+  logprobPositions,
+  pyLen,
+  type UnscoredToken,
+} from "./logprobs.js";
 import {
   asBody,
   type Body,
   checkLogprobs,
-  checkSingleChoice,
+  choiceCount,
   optBool,
   optInt,
+  promptLogprobsOf,
   resolveMaxTokens,
   samplingFromBody,
   streamOptions,
 } from "./params.js";
+import { jsonWithMaps, type PromptScores, promptScores } from "./prompt-logprobs.js";
 import { SseWriter } from "./sse.js";
 
 /** vLLM's `CompletionRequest.max_tokens` default. */
 const DEFAULT_COMPLETION_MAX_TOKENS = 16;
 
+/** vLLM's `VLLM_MAX_COMPLETION_PROMPTS` default (vllm/envs.py). */
+const MAX_COMPLETION_PROMPTS = 1024;
+
 const isIdList = (v: unknown): v is number[] =>
   Array.isArray(v) && v.length > 0 && v.every((x) => Number.isInteger(x));
 
-/** `prompt`: text or token ids, or a list holding one of them (batches of several prompts are refused). */
-async function promptTokenIds(ctx: ServerContext, body: Body): Promise<number[]> {
-  let prompt = body.prompt;
-  if (
+/** One prompt: its token ids, and its text (what `echo` prepends). */
+interface Prompt {
+  tokenIds: number[];
+  text: string;
+}
+
+/**
+ * `prompt` as vLLM's `CompletionRequest.prompt`: a string, a list of token ids, or a list of strings or
+ * of token-id lists (several prompts, at most VLLM_MAX_COMPLETION_PROMPTS). The text of a token-id prompt
+ * is its decode (vLLM's renderer detokenizes it for `echo`).
+ */
+async function promptsOf(ctx: ServerContext, body: Body): Promise<Prompt[]> {
+  const prompt = body.prompt;
+  let list: (string | number[])[];
+  if (typeof prompt === "string" || isIdList(prompt)) list = [prompt];
+  else if (
     Array.isArray(prompt) &&
-    prompt.length === 1 &&
-    (typeof prompt[0] === "string" || isIdList(prompt[0]))
+    prompt.length > 0 &&
+    (prompt.every((p) => typeof p === "string") || prompt.every(isIdList))
   ) {
-    prompt = prompt[0];
+    list = prompt as (string | number[])[];
+  } else {
+    throw badRequest(
+      "`prompt` must be a string, a list of token ids, or a list of strings or of token-id lists",
+      "prompt",
+    );
   }
-  if (typeof prompt === "string") {
-    if (prompt === "") throw badRequest("`prompt` must not be empty", "prompt");
-    return ctx.tokenizer.encode(prompt, { addSpecialTokens: optBool(body, "add_special_tokens") ?? true });
+  if (list.length > MAX_COMPLETION_PROMPTS) {
+    throw badRequest(
+      `prompt list length ${list.length} exceeds the maximum allowed count of ${MAX_COMPLETION_PROMPTS}.`,
+      "prompt",
+    );
   }
-  if (isIdList(prompt)) return prompt;
-  if (Array.isArray(prompt) && prompt.length > 1) {
-    throw badRequest("batched prompts are not supported: send one prompt per request", "prompt");
+  const addSpecialTokens = optBool(body, "add_special_tokens") ?? true;
+  const prompts: Prompt[] = [];
+  for (const p of list) {
+    if (typeof p !== "string") {
+      prompts.push({ tokenIds: p, text: ctx.tokenizer.decode(p) });
+      continue;
+    }
+    if (p === "") throw badRequest("`prompt` must not be empty", "prompt");
+    prompts.push({ tokenIds: await ctx.tokenizer.encode(p, { addSpecialTokens }), text: p });
   }
-  throw badRequest("`prompt` must be a string or a list of token ids", "prompt");
+  return prompts;
 }
 
 export async function completions(
@@ -63,116 +99,164 @@ export async function completions(
   const tok = ctx.tokenizer;
   const body = asBody(request.body);
   checkModel(ctx, body);
-  checkSingleChoice(body);
-  for (const key of ["suffix", "echo"] as const) {
-    if (body[key] !== undefined && body[key] !== null && body[key] !== false) {
-      throw badRequest(`\`${key}\` is not supported`, key);
-    }
+  const n = choiceCount(body);
+  // vLLM's renderer: "suffix is not currently supported".
+  if (body.suffix !== undefined && body.suffix !== null) {
+    throw badRequest("suffix is not currently supported", "suffix");
   }
+  const echo = optBool(body, "echo") ?? false;
   const { stream, includeUsage, continuousUsage } = streamOptions(body);
   // CompletionRequest: `logprobs: int | None`, the number of top logprobs per token.
   const logprobs = optInt(body, "logprobs");
   if (logprobs !== undefined) checkLogprobs(logprobs, "logprobs");
+  // `to_sampling_params`: with `echo`, the prompt is scored with `logprobs` unless `prompt_logprobs` says.
+  const promptLogprobs = promptLogprobsOf(body, stream, tok.vocabSize) ?? (echo ? logprobs : undefined);
   const sampling = samplingFromBody(body, tok.generationDefaults);
   const requestedMax =
     body.max_tokens === null ? undefined : (optInt(body, "max_tokens") ?? DEFAULT_COMPLETION_MAX_TOKENS);
-  const prompt = await promptTokenIds(ctx, body);
-  const maxTokens = resolveMaxTokens(
-    requestedMax,
-    tok.generationDefaults.maxTokens,
-    prompt.length,
-    ctx.maxModelLen,
-  );
-  const samplingParams: SamplingParamsInit = withModelStopTokens(
-    { ...sampling, maxTokens, ...(logprobs !== undefined ? { logprobs } : {}) },
-    tok,
-  );
+  // `echo` with `max_tokens: 0` returns the prompt only; the engine still generates one token.
+  const echoOnly = echo && requestedMax === 0;
+  const prompts = await promptsOf(ctx, body);
   const id = `cmpl-${randomId()}`;
+  const requests: PromptRequest[] = prompts.map((prompt, i) => {
+    const maxTokens = resolveMaxTokens(
+      requestedMax,
+      tok.generationDefaults.maxTokens,
+      prompt.tokenIds.length,
+      ctx.maxModelLen,
+    );
+    const samplingParams: SamplingParamsInit = withModelStopTokens(
+      {
+        ...sampling,
+        maxTokens: echoOnly ? 1 : maxTokens,
+        ...(logprobs !== undefined ? { logprobs } : {}),
+        ...(promptLogprobs !== undefined ? { promptLogprobs } : {}),
+      },
+      tok,
+    );
+    // vLLM: `request_id_item = f"{request_id}-{i}"`, one engine request per prompt.
+    return { requestId: `${id}-${i}`, promptTokenIds: prompt.tokenIds, samplingParams };
+  });
+  checkParentSampling(requests[0]!, n);
   const signal = disconnectSignal(reply);
-  const textStream = await startGeneration(
-    ctx,
-    { requestId: id, promptTokenIds: prompt, samplingParams },
-    signal,
-  );
+  const choices = await startChoices(ctx, requests, n, signal);
+  const deltas = mergeChoices(choices);
   const base = { id, object: "text_completion", created: nowSeconds(), model: ctx.servedModelName };
-  const logprobsOf = (d: TextDelta, textOffset: number): CompletionLogprobs | null => {
-    if (logprobs === undefined) return null;
-    const positions = logprobPositions(d.output);
-    return positions === null ? null : completionLogprobs(tok, positions, logprobs, textOffset);
+  const promptOf = (c: Choice) => prompts[c.promptIndex]!;
+  const scoresOf = (d: TextDelta): PromptScores | null => {
+    const tensors = d.output.newPromptLogprobsTensors;
+    return promptLogprobs === undefined || tensors == null
+      ? null
+      : promptScores(tok, tensors, promptLogprobs);
   };
   const finishOf = (d: TextDelta) =>
     d.finishReason === null ? null : finishReasonName(d.finishReason ?? FinishReason.STOP);
+  const promptTokens = prompts.reduce((sum, p) => sum + p.tokenIds.length, 0);
 
   if (!stream) {
-    let text = "";
-    let completionTokens = 0;
-    let last: TextDelta | undefined;
-    const all: CompletionLogprobs = { text_offset: [], token_logprobs: [], tokens: [], top_logprobs: [] };
-    let offset = 0;
+    const results = choices.map(() => ({
+      text: "",
+      completionTokens: 0,
+      last: undefined as TextDelta | undefined,
+      positions: [] as LogprobPosition[],
+      scores: null as PromptScores | null,
+    }));
     try {
-      for await (const d of textStream) {
-        text += d.text;
-        completionTokens += d.tokenIds.length;
-        const lp = logprobsOf(d, offset);
-        if (lp) {
-          all.text_offset.push(...lp.text_offset);
-          all.token_logprobs.push(...lp.token_logprobs);
-          all.tokens.push(...lp.tokens);
-          all.top_logprobs.push(...lp.top_logprobs);
-          const lastToken = lp.tokens.at(-1);
-          if (lastToken !== undefined) offset = lp.text_offset.at(-1)! + pyLen(lastToken);
-        }
-        last = d;
+      for await (const { choice, delta: d } of deltas) {
+        const r = results[choice.index]!;
+        r.text += d.text;
+        r.completionTokens += d.tokenIds.length;
+        r.scores ??= scoresOf(d);
+        if (logprobs !== undefined) r.positions.push(...(logprobPositions(d.output) ?? []));
+        r.last = d;
       }
     } catch (error) {
       if (signal.aborted) return reply;
       throw error;
     }
-    return {
+    // vLLM's `request_output_to_completion_response`: choices prompt by prompt, sample by sample; with
+    // `echo` the prompt's text (and its scored tokens) come first.
+    const response = {
       ...base,
-      choices: [
-        {
-          index: 0,
+      choices: choices.map((choice) => {
+        const r = results[choice.index]!;
+        const prompt = promptOf(choice);
+        let text = r.text;
+        let lp: CompletionLogprobs | null = null;
+        if (echo) text = echoOnly ? prompt.text : prompt.text + r.text;
+        if (logprobs !== undefined) {
+          const positions = echo
+            ? [...echoedPositions(prompt, r.scores), ...(echoOnly ? [] : r.positions)]
+            : r.positions;
+          lp = completionLogprobs(tok, positions, logprobs, 0);
+        }
+        return {
+          index: choice.index,
           text,
-          logprobs: logprobs !== undefined ? all : null,
-          finish_reason: last ? finishOf(last) : null,
-          stop_reason: last?.stopReason ?? null,
-          prompt_logprobs: null,
-        },
-      ],
-      usage: usage(prompt.length, completionTokens),
+          logprobs: lp,
+          finish_reason: r.last ? finishOf(r.last) : null,
+          stop_reason: r.last?.stopReason ?? null,
+          prompt_logprobs: r.scores?.json ?? null,
+        };
+      }),
+      usage: usage(
+        promptTokens,
+        results.reduce((sum, r) => sum + r.completionTokens, 0),
+      ),
     };
+    if (promptLogprobs === undefined) return response;
+    return reply.type("application/json; charset=utf-8").send(jsonWithMaps(response));
   }
 
   const sse = new SseWriter(reply.raw, ctx.sseStats);
   reply.hijack();
   sse.open();
-  const textChunk = TextChunkTemplate.completion(base);
-  let completionTokens = 0;
-  let textLength = 0;
+  // Per choice (vLLM's `previous_num_tokens`, `previous_text_lens`, `has_echoed`).
+  const completionTokens = choices.map(() => 0);
+  const textLengths = choices.map(() => 0);
+  const echoed = choices.map(() => !echo);
+  const textChunks = choices.map((c) => TextChunkTemplate.completion(base, c.index));
   try {
-    for await (const d of textStream) {
-      completionTokens += d.tokenIds.length;
-      // Streaming offsets start at the length of the text sent so far (vLLM's `previous_text_lens`).
-      const lp = logprobsOf(d, textLength);
-      textLength += pyLen(d.text);
-      if (d.text === "" && !d.finished && lp === null) continue;
-      const choice = () => ({
-        index: 0,
-        text: d.text,
+    for await (const { choice, delta: d } of deltas) {
+      const i = choice.index;
+      completionTokens[i]! += d.tokenIds.length;
+      let text = d.text;
+      let positions: (LogprobPosition | UnscoredToken)[] | null =
+        logprobs === undefined ? null : logprobPositions(d.output);
+      if (!echoed[i]) {
+        // The prompt goes out with the choice's first output (its prompt logprobs come with it).
+        const prompt = promptOf(choice);
+        text = echoOnly ? prompt.text : prompt.text + d.text;
+        if (logprobs !== undefined) {
+          const scored = echoedPositions(prompt, scoresOf(d));
+          positions = echoOnly ? scored : [...scored, ...(positions ?? [])];
+        }
+        echoed[i] = true;
+      }
+      // Streaming offsets start at the length of the text sent so far (vLLM's `previous_text_lens`, which
+      // counts the generated text only, also after an echoed prompt).
+      const lp = positions === null ? null : completionLogprobs(tok, positions, logprobs!, textLengths[i]!);
+      textLengths[i]! += pyLen(d.text);
+      if (text === "" && !d.finished && lp === null) continue;
+      const choiceJson = () => ({
+        index: i,
+        text,
         logprobs: lp,
         finish_reason: finishOf(d),
         stop_reason: d.finished ? d.stopReason : null,
       });
-      const u = continuousUsage ? usage(prompt.length, completionTokens) : undefined;
+      const u = continuousUsage ? usage(promptOf(choice).tokenIds.length, completionTokens[i]!) : undefined;
       const sent =
-        d.text !== "" && !d.finished && lp === null
-          ? sse.sendJson(textChunk.json(d.text, u))
-          : sse.send({ ...base, choices: [choice()], ...(u === undefined ? {} : { usage: u }) });
+        text !== "" && !d.finished && lp === null
+          ? sse.sendJson(textChunks[i]!.json(text, u))
+          : sse.send({ ...base, choices: [choiceJson()], ...(u === undefined ? {} : { usage: u }) });
       if (!(await sent)) break;
     }
     if (sse.closed) return reply;
-    if (includeUsage) await sse.send({ ...base, choices: [], usage: usage(prompt.length, completionTokens) });
+    if (includeUsage) {
+      const total = completionTokens.reduce((sum, t) => sum + t, 0);
+      await sse.send({ ...base, choices: [], usage: usage(promptTokens, total) });
+    }
     await sse.done();
   } catch (error) {
     if (signal.aborted || sse.closed) return reply;
@@ -180,4 +264,12 @@ export async function completions(
     await sse.done();
   }
   return reply;
+}
+
+/**
+ * The prompt's tokens as echoed logprobs read them: the first unscored, then each with its scores (vLLM's
+ * `[*prompt_logprobs, *output.logprobs]`; prompt logprobs are asked for whenever `echo` has `logprobs`).
+ */
+function echoedPositions(prompt: Prompt, scores: PromptScores | null): (LogprobPosition | UnscoredToken)[] {
+  return prompt.tokenIds.map((tokenId, i) => scores?.positions[i] ?? { tokenId, entries: null });
 }

@@ -5,6 +5,9 @@
 import type { EngineCoreOutput } from "@vllm-engine-core/client";
 import type { Tokenizer } from "@vllm-engine-core/text";
 
+/** The engine's prompt logprobs of one output (`new_prompt_logprobs_tensors`). */
+export type PromptLogprobsTensors = NonNullable<EngineCoreOutput["newPromptLogprobsTensors"]>;
+
 interface Entry {
   tokenId: number;
   logprob: number;
@@ -24,7 +27,13 @@ function clamp(logprob: number): number {
 
 export function logprobPositions(output: EngineCoreOutput): LogprobPosition[] | null {
   const lp = output.newLogprobs;
-  if (lp == null) return null;
+  return lp == null ? null : positionsOf(lp);
+}
+
+/** One position per row of a `[rows, 1 + k]` pair of id and logprob tensors (sample or prompt logprobs). */
+export function positionsOf(
+  lp: Pick<PromptLogprobsTensors, "logprobTokenIds" | "logprobs">,
+): LogprobPosition[] {
   const [rows = 0, width = 0] = lp.logprobTokenIds.shape;
   const ids = lp.logprobTokenIds.data as ArrayLike<number | bigint>;
   const values = lp.logprobs.data as ArrayLike<number | bigint>;
@@ -96,30 +105,45 @@ export function pyLen(s: string): number {
   return n;
 }
 
+/** A token without logprobs: the first prompt token of an echoed prompt (vLLM's `None` position). */
+export interface UnscoredToken {
+  tokenId: number;
+  entries: null;
+}
+
 /**
  * Completions shape (`_create_completion_logprobs`): tokens, their logprobs, text offsets (the first one
  * `initialOffset`, the text returned before these tokens, then each token's length added), and per
- * position a dict of the entries with index <= n (OpenAI's "top n + 1").
+ * position a dict of the entries with index <= n (OpenAI's "top n + 1"). An unscored token shows as
+ * `decode([id])` with null logprob and null top logprobs.
  */
 export function completionLogprobs(
   tok: Tokenizer,
-  positions: readonly LogprobPosition[],
+  positions: readonly (LogprobPosition | UnscoredToken)[],
   n: number,
   initialOffset: number,
 ): CompletionLogprobs {
   const out: CompletionLogprobs = { text_offset: [], token_logprobs: [], tokens: [], top_logprobs: [] };
   let offset = initialOffset;
   for (const p of positions) {
-    const shown = p.entries.slice(0, n + 1);
-    const strings = tok.tokenStrings([p.tokenId, ...shown.map((e) => e.tokenId)]);
-    const token = strings[0]!;
-    out.tokens.push(token);
-    out.token_logprobs.push(p.logprob);
-    const top: Record<string, number> = {};
-    shown.forEach((e, i) => {
-      top[strings[i + 1]!] = e.logprob;
-    });
-    out.top_logprobs.push(top);
+    let token: string;
+    if (p.entries === null) {
+      token = tok.decode([p.tokenId]);
+      out.tokens.push(token);
+      out.token_logprobs.push(null);
+      out.top_logprobs.push(null);
+    } else {
+      const shown = p.entries.slice(0, n + 1);
+      const strings = tok.tokenStrings([p.tokenId, ...shown.map((e) => e.tokenId)]);
+      token = strings[0]!;
+      out.tokens.push(token);
+      out.token_logprobs.push(p.logprob);
+      const top: Record<string, number> = {};
+      shown.forEach((e, i) => {
+        top[strings[i + 1]!] = e.logprob;
+      });
+      out.top_logprobs.push(top);
+    }
     out.text_offset.push(offset);
     offset += pyLen(token);
   }

@@ -91,14 +91,36 @@ export function streamOptions(body: Body): StreamOptions {
   };
 }
 
-/** `n` (and `best_of`): only one choice per request is served. */
-export function checkSingleChoice(body: Body): void {
-  for (const key of ["n", "best_of"]) {
-    const v = optInt(body, key);
-    if (v !== undefined && v !== 1) {
-      throw badRequest(`\`${key}\` = ${v} is not supported: this server returns one choice per request`, key);
-    }
+/**
+ * `n`: the number of choices per prompt (default 1; vLLM's `n: int = 1`). Its range is checked with the
+ * parent's sampling parameters (`checkParentSampling` in fan-out.ts). `best_of` is not a field of vLLM's
+ * completion or chat request at the pinned revision: like any unknown field it is ignored.
+ */
+export function choiceCount(body: Body): number {
+  return optInt(body, "n") ?? 1;
+}
+
+/**
+ * `prompt_logprobs` (both endpoints), checked as vLLM's `check_logprobs` validators
+ * (vllm/entrypoints/openai/{completion,chat_completion}/protocol.py) and `SamplingParams._validate_logprobs`
+ * (-1 = the whole vocabulary, refused above MAX_LOGPROBS).
+ */
+export function promptLogprobsOf(body: Body, stream: boolean, vocabSize: number): number | undefined {
+  const v = optInt(body, "prompt_logprobs");
+  if (v === undefined) return undefined;
+  if (stream && (v > 0 || v === -1)) {
+    throw badRequest("`prompt_logprobs` are not available when `stream=True`.", "prompt_logprobs");
   }
+  if (v < 0 && v !== -1)
+    throw badRequest("`prompt_logprobs` must be a positive value or -1.", "prompt_logprobs");
+  const requested = v === -1 ? vocabSize : v;
+  if (requested > MAX_LOGPROBS) {
+    throw badRequest(
+      `Requested prompt logprobs of ${requested}, which is greater than max allowed: ${MAX_LOGPROBS}`,
+      "prompt_logprobs",
+    );
+  }
+  return v;
 }
 
 /**
