@@ -4,7 +4,8 @@
 // `append_logprobs_for_next_position` (vllm/logprobs.py) build them: `None` for the first prompt token, then
 // per token a dict `{token_id: Logprob(logprob, rank, decoded_token)}` in column order (the prompt token first
 // with its own rank, then the top k with ranks 1..k; a top-k duplicate of the prompt token keeps the first
-// key and takes the later value), logprobs clamped at -9999 (`clamp_prompt_logprobs`).
+// key and takes the later value), -inf shown as -9999 (`clamp_prompt_logprobs`: only -inf, unlike the
+// `max(logprob, -9999)` of the sample logprobs).
 import type { Tokenizer } from "@vllm-engine-core/text";
 import { type LogprobPosition, type PromptLogprobsTensors, positionsOf } from "./logprobs.js";
 
@@ -28,7 +29,7 @@ export interface PromptScores {
   positions: (LogprobPosition | null)[];
 }
 
-const clamp = (v: number): number => (Number.isNaN(v) ? v : Math.max(v, -9999));
+const clampInfinity = (v: number): number => (v === Number.NEGATIVE_INFINITY ? -9999 : v);
 
 /** `numPromptLogprobs` is the request's `prompt_logprobs` (-1: every column the engine sent). */
 export function promptScores(
@@ -51,7 +52,7 @@ export function promptScores(
     for (let c = 0; c < columns; c++) {
       const at = r * width + c;
       dict.set(all[at]!, {
-        logprob: clamp(Number(values[at])),
+        logprob: clampInfinity(Number(values[at])),
         rank: c === 0 ? Number(ranks[r]) : c,
         decoded_token: strings[at]!,
       });

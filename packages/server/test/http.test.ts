@@ -183,9 +183,21 @@ describe("errors in OpenAI's shape", () => {
     expect(stop.body.error.param).toBe("stop");
   });
 
-  it("n > 1, a wrongly typed field, top_logprobs without logprobs, too many logprobs → 400", async () => {
-    const n = await post(stack, "/v1/completions", { prompt: "hi", n: 2 });
-    expect([n.status, n.body.error.param]).toEqual([400, "n"]);
+  it("n < 1, n > 1 with greedy sampling, a wrongly typed field, top_logprobs without logprobs, too many logprobs → 400", async () => {
+    const n = await post(stack, "/v1/completions", { prompt: "hi", n: 0 });
+    expect([n.status, n.body.error.param, n.body.error.message]).toEqual([
+      400,
+      "n",
+      "n must be at least 1, got 0.",
+    ]);
+    // SamplingParams._verify_greedy_sampling, on the parent: its children (n = 1 each) would pass.
+    const greedy = await post(stack, "/v1/chat/completions", {
+      messages: [{ role: "user", content: "hi" }],
+      n: 2,
+      temperature: 0,
+    });
+    expect([greedy.status, greedy.body.error.param]).toEqual([400, "n"]);
+    expect(greedy.body.error.message).toMatch(/n must be 1 when using greedy sampling/);
     const typed = await post(stack, "/v1/completions", { prompt: "hi", max_tokens: "many" });
     expect([typed.status, typed.body.error.param]).toEqual([400, "max_tokens"]);
     const top = await post(stack, "/v1/chat/completions", {
