@@ -92,8 +92,15 @@ export async function chatCompletions(
     }
     checkLogprobs(topLogprobs, "top_logprobs");
   }
-  const promptLogprobs = promptLogprobsOf(body, stream, tok.vocabSize);
+  const echo = optBool(body, "echo") ?? false;
+  // `to_sampling_params`: with `echo`, the prompt is scored with `top_logprobs` unless `prompt_logprobs` says.
+  const promptLogprobs = promptLogprobsOf(body, stream, tok.vocabSize) ?? (echo ? topLogprobs : undefined);
   const addGenerationPrompt = optBool(body, "add_generation_prompt") ?? true;
+  // vLLM's `get_chat_request_role`: the response continues the last message's role without a generation prompt.
+  const role = addGenerationPrompt ? "assistant" : messages.at(-1)!.role;
+  // `echo`: the last message's content comes first when it has the response's role.
+  const last = messages.at(-1)!;
+  const echoed = echo && last.role === role && typeof last.content === "string" ? last.content : "";
   const continueFinalMessage = optBool(body, "continue_final_message") ?? false;
   if (addGenerationPrompt && continueFinalMessage) {
     throw badRequest(
@@ -183,7 +190,7 @@ export async function chatCompletions(
         const r = results[choice.index]!;
         return {
           index: choice.index,
-          message: { role: "assistant", content: r.text, refusal: null, tool_calls: [], reasoning: null },
+          message: { role, content: echoed + r.text, refusal: null, tool_calls: [], reasoning: null },
           logprobs: logprobs ? { content: r.content } : null,
           finish_reason: r.last ? finishOf(r.last) : null,
           stop_reason: r.last?.stopReason ?? null,
@@ -220,7 +227,7 @@ export async function chatCompletions(
       const first = chunk([
         {
           index: choice.index,
-          delta: { role: "assistant", content: "" },
+          delta: { role, content: "" },
           logprobs: null,
           finish_reason: null,
         },
@@ -228,6 +235,21 @@ export async function chatCompletions(
       if (!(await sse.send(first))) {
         await deltas.return?.();
         return reply;
+      }
+    }
+    // `echo`: then the last message's content, once per choice.
+    if (echoed !== "") {
+      for (const choice of choices) {
+        const content = {
+          index: choice.index,
+          delta: { content: echoed },
+          logprobs: null,
+          finish_reason: null,
+        };
+        if (!(await sse.send(chunk([content])))) {
+          await deltas.return?.();
+          return reply;
+        }
       }
     }
     for await (const { choice, delta: d } of deltas) {

@@ -388,6 +388,45 @@ describe("echo and prompt_logprobs", () => {
   });
 });
 
+describe("chat echo", () => {
+  let stack: Stack;
+  beforeAll(async () => {
+    stack = await startStack();
+  });
+  afterAll(async () => {
+    await stack?.close();
+  });
+
+  it("echo prepends the last message when it has the response's role (vLLM's get_chat_request_role)", async () => {
+    const messages = [
+      { role: "user", content: "finish my sentence" },
+      { role: "assistant", content: "The answer is" },
+    ];
+    const continued = { messages, add_generation_prompt: false, continue_final_message: true, max_tokens: 2 };
+    const ids = (await tok.encodeChat(messages, { addGenerationPrompt: false, continueFinalMessage: true }))
+      .promptTokenIds;
+    const res = await post(stack, "/v1/chat/completions", { ...continued, echo: true, n: 2 });
+    expect(res.body.choices.map((c: Json) => [c.message.role, c.message.content])).toEqual(
+      [0, 1].map(() => ["assistant", `The answer is${echoed(ids, 2)}`]),
+    );
+    const chunks = await events(stack, "/v1/chat/completions", { ...continued, echo: true, n: 2 });
+    expect(chunks.slice(0, 4).map((c) => [c.choices[0].index, c.choices[0].delta])).toEqual([
+      [0, { role: "assistant", content: "" }],
+      [1, { role: "assistant", content: "" }],
+      [0, { content: "The answer is" }],
+      [1, { content: "The answer is" }],
+    ]);
+    // After a user message with a generation prompt the roles differ: nothing is echoed.
+    const user = await post(stack, "/v1/chat/completions", {
+      messages: [{ role: "user", content: "hi" }],
+      echo: true,
+      max_tokens: 1,
+    });
+    const userIds = await chatIds([{ role: "user", content: "hi" }]);
+    expect(user.body.choices[0].message.content).toBe(echoed(userIds, 1));
+  });
+});
+
 async function chatIds(messages: { role: string; content: string }[]): Promise<number[]> {
   return (await tok.encodeChat(messages, { addGenerationPrompt: true })).promptTokenIds;
 }
