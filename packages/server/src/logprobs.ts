@@ -18,6 +18,8 @@ export interface LogprobPosition {
   tokenId: number;
   logprob: number;
   entries: Entry[];
+  /** The entries' texts when they are not `tokenStrings` of their ids (prompt logprobs, UTF-8 corrected). */
+  texts?: string[];
 }
 
 /** vLLM clamps -inf to the JSON-serialisable floor OpenAI uses (`max(logprob, -9999.0)`). */
@@ -134,7 +136,10 @@ export function completionLogprobs(
       out.top_logprobs.push(null);
     } else {
       const shown = p.entries.slice(0, n + 1);
-      const strings = tok.tokenStrings([p.tokenId, ...shown.map((e) => e.tokenId)]);
+      const strings =
+        p.texts === undefined
+          ? tok.tokenStrings([p.tokenId, ...shown.map((e) => e.tokenId)])
+          : [p.texts[0]!, ...p.texts.slice(0, shown.length)];
       token = strings[0]!;
       out.tokens.push(token);
       out.token_logprobs.push(p.logprob);

@@ -8,6 +8,7 @@
 // `max(logprob, -9999)` of the sample logprobs).
 import type { Tokenizer } from "@vllm-engine-core/text";
 import { type LogprobPosition, type PromptLogprobsTensors, positionsOf } from "./logprobs.js";
+import { verifiedTokenTexts } from "./token-text.js";
 
 /** vLLM's `Logprob` dataclass as pydantic writes it. */
 export interface PromptLogprob {
@@ -45,21 +46,32 @@ export function promptScores(
   const all = Array.from(ids, (id) => Number(id));
   const strings = tok.tokenStrings(all);
   const json: PromptLogprobs = [null];
+  const positions: (LogprobPosition | null)[] = [null, ...positionsOf(tensors)];
+  // zip(token_ids, logprobs, ranks, tokens): the rank iterator has 1 + k items, so it bounds the columns.
+  const columns = Math.min(width, 1 + topK);
   for (let r = 0; r < rows; r++) {
+    const rowIds = all.slice(r * width, r * width + columns);
+    // The context of a byte-fallback piece: the prompt tokens scored before this one (the last 4 entries
+    // of the list so far; the first prompt token has no entry, so it is never part of it).
+    const context: number[] = [];
+    for (let q = Math.max(0, r - 4); q < r; q++) context.push(all[q * width]!);
+    const texts = verifiedTokenTexts(tok, strings.slice(r * width, r * width + columns), rowIds, context);
     const dict = new Map<number, PromptLogprob>();
-    // zip(token_ids, logprobs, ranks, tokens): the rank iterator has 1 + k items, so it bounds the columns.
-    const columns = Math.min(width, 1 + topK);
     for (let c = 0; c < columns; c++) {
-      const at = r * width + c;
-      dict.set(all[at]!, {
-        logprob: clampInfinity(Number(values[at])),
+      dict.set(rowIds[c]!, {
+        logprob: clampInfinity(Number(values[r * width + c])),
         rank: c === 0 ? Number(ranks[r]) : c,
-        decoded_token: strings[at]!,
+        decoded_token: texts[c]!,
       });
     }
     json.push(dict);
+    // Echoed logprobs show the same texts.
+    const position = positions[r + 1]!;
+    position.texts = position.entries.map(
+      (e) => dict.get(e.tokenId)?.decoded_token ?? tok.tokenStrings([e.tokenId])[0]!,
+    );
   }
-  return { json, positions: [null, ...positionsOf(tensors)] };
+  return { json, positions };
 }
 
 /**

@@ -311,6 +311,25 @@ describe("echo and prompt_logprobs", () => {
     expect(keys).toEqual(order.flat());
   });
 
+  it("a character split over byte-fallback tokens shows where it completes (vLLM's _verify_tokens)", async () => {
+    const crab = [87, 11162, 99, 222, 379]; // "x 🦀 y": " \xf0", "\x9f\xa6", "\x80" are byte pieces
+    expect(tok.tokenStrings(crab)).toEqual(["x", " \uFFFD", "\uFFFD", "\uFFFD", " y"]);
+    const res = await post(stack, "/v1/completions", {
+      prompt: crab,
+      max_tokens: 1,
+      prompt_logprobs: 0,
+      echo: true,
+      logprobs: 0,
+    });
+    expect(res.status).toBe(200);
+    const shown = res.body.choices[0].prompt_logprobs
+      .slice(1)
+      .map((d: Json) => d[Object.keys(d)[0]!].decoded_token);
+    expect(shown).toEqual(["", "", " 🦀", " y"]);
+    // The echoed prompt's tokens read the same texts; the first (unscored) is its plain decode.
+    expect(res.body.choices[0].logprobs.tokens).toEqual(["x", "", "", " 🦀", " y", "x"]);
+  });
+
   it("chat prompt_logprobs: on the response, not the choice; refused with stream, above 20, below -1", async () => {
     // A template without special tokens: the mock scores only ids inside its 32,000-token vocabulary.
     const chat_template = "{% for m in messages %}{{ m.content }}{% endfor %}";
