@@ -59,6 +59,8 @@ describe("EngineCoreClient against the mock engine (child process)", () => {
       chatRequest("zero", 0),
       { ...chatRequest("nan", 4), samplingParams: { maxTokens: 4, temperature: Number.NaN } },
       { ...chatRequest("long", 4), promptTokenIds: new Array(client.maxModelLen + 1).fill(7) },
+      // Exactly max_model_len: no room for an output token; vLLM's scheduler would keep it forever.
+      { ...chatRequest("full", 4), promptTokenIds: new Array(client.maxModelLen).fill(7) },
       { ...chatRequest("both", 4), poolingParams: { task: "embed" } },
     ];
     for (const request of bad) {
