@@ -169,6 +169,43 @@ describe("errors in OpenAI's shape", () => {
     expect(chat.body.error.param).toBe("input_tokens");
   });
 
+  // vLLM's words, str(VLLMValidationError) as create_error_response writes it (vllm/exceptions.py __str__
+  // appends the parameter and value): vllm/renderers/params.py TokenizeParams._token_len_check, and
+  // SamplingParams._verify_args for the max_tokens of 0 that get_max_tokens leaves for a prompt filling
+  // max_model_len (vllm/entrypoints/serve/utils/api_utils.py).
+  it("a prompt filling or passing max_model_len → 400 with vLLM's message, parameter and value", async () => {
+    const ids = (n: number) => Array.from({ length: n }, (_, i) => 100 + i);
+    const full = await post(stack, "/v1/completions", { model: MODEL, prompt: ids(64), max_tokens: null });
+    expect(full.status).toBe(400);
+    expect(full.body.error).toEqual({
+      message: "max_tokens must be at least 1, got 0. (parameter=max_tokens, value=0)",
+      type: "BadRequestError",
+      param: "max_tokens",
+      code: 400,
+    });
+    const fullPlusOne = await post(stack, "/v1/completions", { model: MODEL, prompt: ids(64), max_tokens: 1 });
+    expect(fullPlusOne.status).toBe(400);
+    expect(fullPlusOne.body.error).toEqual({
+      message:
+        "This model's maximum context length is 64 tokens. However, you requested 1 output tokens and your " +
+        "prompt contains at least 64 input tokens, for a total of at least 65 tokens. Please reduce the " +
+        "length of the input prompt or the number of requested output tokens. (parameter=input_tokens, value=64)",
+      type: "BadRequestError",
+      param: "input_tokens",
+      code: 400,
+    });
+    const longer = await post(stack, "/v1/completions", { model: MODEL, prompt: ids(70), max_tokens: 4 });
+    expect(longer.status).toBe(400);
+    expect(longer.body.error.message).toBe(
+      "This model's maximum context length is 64 tokens. However, you requested 4 output tokens and your " +
+        "prompt contains 70 input tokens, for a total of 74 tokens. Please reduce the length of the input " +
+        "prompt or the number of requested output tokens. (parameter=input_tokens, value=70)",
+    );
+    const ok = await post(stack, "/v1/completions", { model: MODEL, prompt: ids(63), max_tokens: null });
+    expect(ok.status).toBe(200);
+    expect(ok.body.usage).toMatchObject({ prompt_tokens: 63, completion_tokens: 1 });
+  });
+
   it("an engine validation failure (InvalidRequestError) → 400 with param = the field", async () => {
     const r = await post(stack, "/v1/completions", { prompt: "hi", max_tokens: 4, temperature: 5 });
     expect(r.status).toBe(400);
