@@ -423,7 +423,11 @@ describe("the client's frontend role", () => {
 
   it("a pooling prompt of exactly maxModelLen tokens is accepted (the rule is for generation only)", () => {
     const pooling = (n: number) =>
-      ({ requestId: "p", promptTokenIds: new Array(n).fill(1), poolingParams: { task: "embed" } }) as CallRequest;
+      ({
+        requestId: "p",
+        promptTokenIds: new Array(n).fill(1),
+        poolingParams: { task: "embed" },
+      }) as CallRequest;
     accepted(pooling(64));
     expectRefused(pooling(65), "frontend.prompt.max_model_len", "promptTokenIds");
   });

@@ -183,7 +183,11 @@ describe("errors in OpenAI's shape", () => {
       param: "max_tokens",
       code: 400,
     });
-    const fullPlusOne = await post(stack, "/v1/completions", { model: MODEL, prompt: ids(64), max_tokens: 1 });
+    const fullPlusOne = await post(stack, "/v1/completions", {
+      model: MODEL,
+      prompt: ids(64),
+      max_tokens: 1,
+    });
     expect(fullPlusOne.status).toBe(400);
     expect(fullPlusOne.body.error).toEqual({
       message:

@@ -72,7 +72,10 @@ export function samplingFromFlags(args: ParsedArgs, command: string): SamplingPa
     ["frequency-penalty", "frequencyPenalty"],
   ] as const) {
     // vLLM's SamplingParams._verify_args range.
-    const penalty = num(args, command, flag, { ok: (n) => n >= -2 && n <= 2, expected: "a number in [-2, 2]" });
+    const penalty = num(args, command, flag, {
+      ok: (n) => n >= -2 && n <= 2,
+      expected: "a number in [-2, 2]",
+    });
     if (penalty !== undefined) sp[key] = penalty;
   }
   const seed = int(args, command, "seed");
