@@ -72,6 +72,18 @@ describe("EngineCoreClient against the mock engine (child process)", () => {
     expect(adds).toEqual(["ok"]);
   });
 
+  it("sessionId is sent as EngineCoreRequest's 21st element only when set; the pin's engine skips it", async () => {
+    harness = await connectToMockEngine();
+    const { client, engine } = harness;
+    await collect(await client.call({ ...chatRequest("with-session", 2), sessionId: "conversation-7" }));
+    await collect(await client.call(chatRequest("without-session", 2)));
+    const add = (id: string) => engine.events.find((e) => e.event === "add" && e.requestId === id);
+    // Both decoded and served; the session id arrived after the 20 fields the engine knows.
+    expect(add("with-session")?.skippedTrailing).toEqual(["conversation-7"]);
+    expect(add("without-session")).toBeDefined();
+    expect(add("without-session")?.skippedTrailing).toBeUndefined();
+  });
+
   it("rejects a duplicate live request id and keeps the first stream intact", async () => {
     harness = await connectToMockEngine({ stepMs: 5 });
     const { client } = harness;

@@ -24,6 +24,7 @@ import {
   optInt,
   resolveMaxTokens,
   samplingFromBody,
+  sessionIdOf,
   streamOptions,
 } from "./params.js";
 import { SseWriter } from "./sse.js";
@@ -134,7 +135,11 @@ export async function chatCompletions(
   );
   const id = `chatcmpl-${randomId()}`;
   const signal = disconnectSignal(reply);
-  const textStream = await startGeneration(ctx, { requestId: id, promptTokenIds, samplingParams }, signal);
+  const textStream = await startGeneration(
+    ctx,
+    { requestId: id, promptTokenIds, samplingParams, ...sessionIdOf(body, request.headers) },
+    signal,
+  );
   const base = { id, created: nowSeconds(), model: ctx.servedModelName };
   const shownTop = topLogprobs ?? 0;
   const logprobsOf = (d: TextDelta): { content: ChatLogprobContent[] } | null => {

@@ -24,6 +24,7 @@ import {
   optInt,
   resolveMaxTokens,
   samplingFromBody,
+  sessionIdOf,
   streamOptions,
 } from "./params.js";
 import { SseWriter } from "./sse.js";
@@ -91,7 +92,7 @@ export async function completions(
   const signal = disconnectSignal(reply);
   const textStream = await startGeneration(
     ctx,
-    { requestId: id, promptTokenIds: prompt, samplingParams },
+    { requestId: id, promptTokenIds: prompt, samplingParams, ...sessionIdOf(body, request.headers) },
     signal,
   );
   const base = { id, object: "text_completion", created: nowSeconds(), model: ctx.servedModelName };

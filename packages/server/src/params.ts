@@ -50,6 +50,20 @@ export function optString(body: Body, key: string): string | undefined {
   return v;
 }
 
+/**
+ * The request's session id (vLLM after the pin, #48048, f57123aa2): the body's `session_id`, else the
+ * `X-Session-ID` header. It travels as EngineCoreRequest's `session_id` (sent only when set; an engine up to
+ * the pin skips the extra trailing element, as msgspec does). Spread into the call request.
+ */
+export function sessionIdOf(
+  body: Body,
+  headers: Readonly<Record<string, string | string[] | undefined>>,
+): { sessionId?: string } {
+  const header = headers["x-session-id"];
+  const sessionId = optString(body, "session_id") || (typeof header === "string" ? header : undefined);
+  return sessionId ? { sessionId } : {};
+}
+
 function optIntList(body: Body, key: string): number[] | undefined {
   if (!present(body, key)) return undefined;
   const v = body[key];

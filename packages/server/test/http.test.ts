@@ -210,6 +210,48 @@ describe("errors in OpenAI's shape", () => {
     expect(ok.body.usage).toMatchObject({ prompt_tokens: 63, completion_tokens: 1 });
   });
 
+  // session_id (vLLM after the pin, #48048): the body's `session_id`, else the X-Session-ID header, reaches
+  // the engine as EngineCoreRequest's 21st element; an engine up to the pin skips it (the mock logs it).
+  it("session_id: from the body, else the X-Session-ID header, to the engine's request", async () => {
+    const skipped = (id: string) =>
+      stack.engine.events.find((e) => e.event === "add" && e.requestId === id)?.skippedTrailing;
+    const body = { model: MODEL, prompt: [1, 2, 3], max_tokens: 2 };
+    const fromBody = await post(
+      stack,
+      "/v1/completions",
+      { ...body, session_id: "s-body" },
+      {
+        "x-session-id": "s-header",
+      },
+    );
+    expect(fromBody.status).toBe(200);
+    expect(skipped(fromBody.body.id)).toEqual(["s-body"]);
+    const fromHeader = await post(stack, "/v1/completions", body, { "X-Session-ID": "s-header" });
+    expect(skipped(fromHeader.body.id)).toEqual(["s-header"]);
+    const chat = await post(
+      stack,
+      "/v1/chat/completions",
+      { model: MODEL, messages: [{ role: "user", content: "hi" }], max_tokens: 2 },
+      { "x-session-id": "s-chat" },
+    );
+    expect(chat.status).toBe(200);
+    expect(skipped(chat.body.id)).toEqual(["s-chat"]);
+    const chatBody = await post(stack, "/v1/chat/completions", {
+      model: MODEL,
+      messages: [{ role: "user", content: "hi" }],
+      max_tokens: 2,
+      session_id: "s-chat-body",
+    });
+    expect(skipped(chatBody.body.id)).toEqual(["s-chat-body"]);
+    // Without one, the request is the pin's 20 elements: nothing skipped.
+    const none = await post(stack, "/v1/completions", body);
+    expect(stack.engine.events.find((e) => e.event === "add" && e.requestId === none.body.id)).toBeDefined();
+    expect(skipped(none.body.id)).toBeUndefined();
+    const bad = await post(stack, "/v1/completions", { ...body, session_id: 7 });
+    expect(bad.status).toBe(400);
+    expect(bad.body.error.param).toBe("session_id");
+  });
+
   it("an engine validation failure (InvalidRequestError) → 400 with param = the field", async () => {
     const r = await post(stack, "/v1/completions", { prompt: "hi", max_tokens: 4, temperature: 5 });
     expect(r.status).toBe(400);
