@@ -151,6 +151,42 @@ function allFlags(spec: CommandSpec): FlagSpec[] {
   return [...spec.flags, ...(spec.connects ? CONNECTION_FLAGS : []), ...COMMON_FLAGS];
 }
 
+/**
+ * What Python's argparse takes for a negative number (`_negative_number_matcher` in Python 3.11's argparse,
+ * the one vLLM's CLIs run on): such a token after an option that takes a value is that value, since no vLLM
+ * parser has an option that looks like a negative number. "-1e3" or "-inf" do not match: argparse reads them
+ * as options, so they stay an error here too.
+ */
+const NEGATIVE_NUMBER = /^-\d+$|^-\d*\.\d+$/;
+
+/**
+ * `--flag -1` → `--flag=-1` for the flags that take a value, so that node's parseArgs (which calls a value
+ * starting with a dash ambiguous) reads negative numbers as vLLM's argparse CLIs do (`--top-k -1`).
+ */
+function joinNegativeValues(argv: readonly string[], takesValue: ReadonlySet<string>): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const token = argv[i]!;
+    if (token === "--") {
+      out.push(...argv.slice(i));
+      break;
+    }
+    const next = argv[i + 1];
+    if (
+      token.startsWith("--") &&
+      takesValue.has(token.slice(2)) &&
+      next !== undefined &&
+      NEGATIVE_NUMBER.test(next)
+    ) {
+      out.push(`${token}=${next}`);
+      i++;
+    } else {
+      out.push(token);
+    }
+  }
+  return out;
+}
+
 /** Parses the arguments after the command name against the command's table. */
 export function parseCommandArgs(spec: CommandSpec, argv: readonly string[]): ParsedArgs {
   const options: Record<string, { type: "string" | "boolean"; multiple?: boolean; short?: string }> = {};
@@ -158,9 +194,19 @@ export function parseCommandArgs(spec: CommandSpec, argv: readonly string[]): Pa
     options[flag.name] = { type: flag.type, ...(flag.multiple ? { multiple: true } : {}) };
   }
   options.help = { type: "boolean", short: "h" };
+  const takesValue = new Set(
+    allFlags(spec)
+      .filter((flag) => flag.type === "string")
+      .map((flag) => flag.name),
+  );
   let parsed: ReturnType<typeof parseArgs>;
   try {
-    parsed = parseArgs({ args: [...argv], options, strict: true, allowPositionals: true });
+    parsed = parseArgs({
+      args: joinNegativeValues(argv, takesValue),
+      options,
+      strict: true,
+      allowPositionals: true,
+    });
   } catch (error) {
     // parseArgs' messages name the flag ("Unknown option '--x'", "Option '--y <value>' argument missing").
     // parseArgs' advice for an unknown option is about positionals that start with '-': keep its first sentence.

@@ -136,6 +136,31 @@ describe.concurrent("generate", () => {
     expect(lines.at(-1)).toMatchObject({ finishReason: "stop", stopReason: stop });
   });
 
+  test("negative flag values parse as in vLLM's CLIs: --top-k -1 --seed -1 --presence-penalty -0.5", async () => {
+    const prompt = [3, 4, 5];
+    const r = await runCli([
+      "generate",
+      "--mock",
+      "--prompt-token-ids",
+      prompt.join(","),
+      "--max-tokens",
+      "4",
+      "--top-k",
+      "-1",
+      "--seed",
+      "-1",
+      "--presence-penalty",
+      "-0.5",
+      "--request-id",
+      "g-neg",
+      "--json",
+    ]);
+    expectClean(r);
+    const lines = jsonLines(r.stdout) as { newTokenIds: number[]; finishReason: string | null }[];
+    expect(lines.flatMap((l) => l.newTokenIds)).toEqual(expectedTokens("g-neg", prompt, 4));
+    expect(lines.at(-1)).toMatchObject({ finishReason: "length" });
+  });
+
   test("several prompts run concurrently on two engines; --logprobs adds logprob rows", async () => {
     const r = await runCli([
       "generate",

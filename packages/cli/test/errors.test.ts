@@ -51,7 +51,8 @@ describe.concurrent("usage errors exit 2 with one line", () => {
     [["profile", "begin", "--mock"], /`profile` needs start or stop, got "begin"/],
     [["sleep", "--mode", "later", "--mock"], /--mode must be one of abort, wait, keep/],
     [["bench", "--mock", "--request-rate=-1"], /--request-rate needs a positive number or inf/],
-    [["bench", "--mock", "--request-rate", "-1"], /use '--request-rate=-XYZ'/],
+    // A negative number is the flag's value, as in vLLM's argparse CLIs: the range check answers.
+    [["bench", "--mock", "--request-rate", "-1"], /--request-rate needs a positive number or inf, got "-1"/],
     [["bench", "--mock", "--percentile-metrics", "ttft,foo"], /unknown metric "foo"/],
     [
       ["bench", "--mock", "--input-len", "5000", "--num-prompts", "1"],

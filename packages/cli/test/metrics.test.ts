@@ -1,7 +1,9 @@
 // `metrics` in a child process: it stays connected to a mock engine that logs stats and serves vLLM's metric
 // names on /metrics and the engines' health on /health, until Ctrl-C (exit 130, the mock engine gone).
+
+import { startMockEngine } from "@vllm-engine-core/mock-engine";
 import { describe, expect, test } from "vitest";
-import { leftovers, startCli } from "./helpers.js";
+import { freePort, leftovers, runCli, startCli } from "./helpers.js";
 
 const LISTENING = /metrics of 1 engine\(s\) on (http:\/\/127\.0\.0\.1:\d+)\/metrics, health on/;
 
@@ -32,6 +34,61 @@ describe("metrics", () => {
     const { code } = await run.done;
     expect(code, run.stderr).toBe(130);
     expect((await leftovers(run)).leftRunning).toEqual([]);
+  });
+
+  // vLLM's model_name label is served_model_name, which defaults to the model argument; the engines do not
+  // report their model (EngineCoreReadyResponse has no model field), so it comes from --model.
+  test("engines reached by address: model_name is --model (vLLM's served_model_name default)", async () => {
+    const port = await freePort();
+    const handshakeAddress = `tcp://127.0.0.1:${port}`;
+    const run = startCli([
+      "metrics",
+      "--handshake-address",
+      handshakeAddress,
+      "--model",
+      "Qwen/Qwen3-0.6B",
+      "--port",
+      "0",
+      "--ready-timeout-s",
+      "30",
+    ]);
+    const engine = await startMockEngine({ handshakeAddress, engineIndices: [0], logStats: true });
+    try {
+      await run.waitFor(LISTENING);
+      const origin = LISTENING.exec(run.stderr)![1]!;
+      const text = await (await fetch(`${origin}/metrics`)).text();
+      expect(text).toMatch(/^vllm:num_requests_running\{model_name="Qwen\/Qwen3-0\.6B",engine="0"\} 0$/m);
+      expect(text).not.toContain('model_name=""');
+    } finally {
+      run.child.kill("SIGINT");
+      await run.done;
+      await engine.stop();
+    }
+  });
+
+  test("engines reached by address without --model or --served-model-name: a usage error, exit 2", async () => {
+    const r = await runCli([
+      "metrics",
+      "--handshake-address",
+      `tcp://127.0.0.1:${await freePort()}`,
+      "--ready-timeout-s",
+      "1",
+    ]);
+    expect(r.code, r.stderr).toBe(2);
+    expect(r.stderr).toMatch(/`metrics` needs --model NAME .* or --served-model-name NAME/);
+  });
+
+  test("--mock alone: model_name is the mock's, never empty", async () => {
+    const run = startCli(["metrics", "--mock", "--port", "0"]);
+    try {
+      await run.waitFor(LISTENING);
+      const origin = LISTENING.exec(run.stderr)![1]!;
+      const text = await (await fetch(`${origin}/metrics`)).text();
+      expect(text).toMatch(/^vllm:num_requests_running\{model_name="mock",engine="0"\} 0$/m);
+    } finally {
+      run.child.kill("SIGINT");
+    }
+    await run.done;
   });
 
   test("a port that is taken: one line naming the address and the fix, exit 1", async () => {

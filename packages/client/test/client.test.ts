@@ -59,6 +59,8 @@ describe("EngineCoreClient against the mock engine (child process)", () => {
       chatRequest("zero", 0),
       { ...chatRequest("nan", 4), samplingParams: { maxTokens: 4, temperature: Number.NaN } },
       { ...chatRequest("long", 4), promptTokenIds: new Array(client.maxModelLen + 1).fill(7) },
+      // Exactly max_model_len: no room for an output token; vLLM's scheduler would keep it forever.
+      { ...chatRequest("full", 4), promptTokenIds: new Array(client.maxModelLen).fill(7) },
       { ...chatRequest("both", 4), poolingParams: { task: "embed" } },
     ];
     for (const request of bad) {
@@ -68,6 +70,18 @@ describe("EngineCoreClient against the mock engine (child process)", () => {
     await collect(await client.call(chatRequest("ok", 2)));
     const adds = engine.events.filter((e) => e.event === "add").map((e) => e.requestId);
     expect(adds).toEqual(["ok"]);
+  });
+
+  it("sessionId is sent as EngineCoreRequest's 21st element only when set; the pin's engine skips it", async () => {
+    harness = await connectToMockEngine();
+    const { client, engine } = harness;
+    await collect(await client.call({ ...chatRequest("with-session", 2), sessionId: "conversation-7" }));
+    await collect(await client.call(chatRequest("without-session", 2)));
+    const add = (id: string) => engine.events.find((e) => e.event === "add" && e.requestId === id);
+    // Both decoded and served; the session id arrived after the 20 fields the engine knows.
+    expect(add("with-session")?.skippedTrailing).toEqual(["conversation-7"]);
+    expect(add("without-session")).toBeDefined();
+    expect(add("without-session")?.skippedTrailing).toBeUndefined();
   });
 
   it("rejects a duplicate live request id and keeps the first stream intact", async () => {

@@ -24,10 +24,14 @@ export interface Harness {
   close(): Promise<void>;
 }
 
-/** Starts the mock engine as a child process and connects a client to it (handshake-owner mode). */
+/**
+ * Starts the mock engine as a child process and connects a client to it (handshake-owner mode).
+ * `transportTuning` adds to the handshake-owner transport (e.g. `vanishGraceMs`).
+ */
 export async function connectToMockEngine(
   options: Partial<MockEngineOptions> & { engineCount?: number } = {},
   clientConfig: Partial<EngineCoreClientConfig> = {},
+  transportTuning: { vanishGraceMs?: number } = {},
 ): Promise<Harness> {
   const handshakeAddress = ipcAddress("hs");
   const engineCount = options.engineCount ?? options.engineIndices?.length ?? 1;
@@ -36,7 +40,13 @@ export async function connectToMockEngine(
   let client: EngineCoreClient;
   try {
     client = await EngineCoreClient.connect({
-      transport: { mode: "handshake-owner", handshakeAddress, engineCount, readyTimeoutMs: 20_000 },
+      transport: {
+        mode: "handshake-owner",
+        handshakeAddress,
+        engineCount,
+        readyTimeoutMs: 20_000,
+        ...transportTuning,
+      },
       ...clientConfig,
     });
   } catch (error) {

@@ -394,8 +394,42 @@ describe("the client's frontend role", () => {
     for (const bad of [null, undefined, "r", [1]]) expectRefused(bad, "client.request", "request");
   });
 
-  it("a prompt of exactly maxModelLen tokens is accepted", () => {
-    accepted(base({ promptTokenIds: new Array(64).fill(1) }));
+  // vllm/v1/engine/input_processor.py InputProcessor._validate_prompt_len, vLLM's wording.
+  it("a generation prompt of exactly maxModelLen tokens is refused (no room for one output token)", () => {
+    const error = expectRefused(
+      base({ promptTokenIds: new Array(64).fill(1) }),
+      "frontend.prompt.max_model_len.generate",
+      "promptTokenIds",
+    );
+    expect(error.detail).toBe(
+      "The decoder prompt (length 64) plus the number of requested output tokens (at least 1) is longer " +
+        "than the maximum model length of 64. Make sure that `max_model_len` is no smaller than the number " +
+        "of text tokens (prompt + requested output tokens).",
+    );
+    accepted(base({ promptTokenIds: new Array(63).fill(1) }));
+  });
+
+  it("a prompt longer than maxModelLen is refused with vLLM's wording", () => {
+    const error = expectRefused(
+      base({ promptTokenIds: new Array(65).fill(1) }),
+      "frontend.prompt.max_model_len",
+      "promptTokenIds",
+    );
+    expect(error.detail).toBe(
+      "The decoder prompt (length 65) is longer than the maximum model length of 64. Make sure that " +
+        "`max_model_len` is no smaller than the number of text tokens.",
+    );
+  });
+
+  it("a pooling prompt of exactly maxModelLen tokens is accepted (the rule is for generation only)", () => {
+    const pooling = (n: number) =>
+      ({
+        requestId: "p",
+        promptTokenIds: new Array(n).fill(1),
+        poolingParams: { task: "embed" },
+      }) as CallRequest;
+    accepted(pooling(64));
+    expectRefused(pooling(65), "frontend.prompt.max_model_len", "promptTokenIds");
   });
 });
 

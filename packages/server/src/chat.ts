@@ -18,6 +18,7 @@ import {
   promptLogprobsOf,
   resolveMaxTokens,
   samplingFromBody,
+  sessionIdOf,
   streamOptions,
 } from "./params.js";
 import { jsonWithMaps, type PromptScores, promptScores } from "./prompt-logprobs.js";
@@ -141,7 +142,12 @@ export async function chatCompletions(
     tok,
   );
   const id = `chatcmpl-${randomId()}`;
-  const engineRequest = { requestId: id, promptTokenIds, samplingParams };
+  const engineRequest = {
+    requestId: id,
+    promptTokenIds,
+    samplingParams,
+    ...sessionIdOf(body, request.headers),
+  };
   checkParentSampling(engineRequest, n);
   const signal = disconnectSignal(reply);
   // n > 1: one engine request per choice (fan-out.ts); with n = 1 the request keeps the response's id.

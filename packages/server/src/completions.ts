@@ -31,6 +31,7 @@ import {
   promptLogprobsOf,
   resolveMaxTokens,
   samplingFromBody,
+  sessionIdOf,
   streamOptions,
 } from "./params.js";
 import { jsonWithMaps, type PromptScores, promptScores } from "./prompt-logprobs.js";
@@ -135,7 +136,12 @@ export async function completions(
       tok,
     );
     // vLLM: `request_id_item = f"{request_id}-{i}"`, one engine request per prompt.
-    return { requestId: `${id}-${i}`, promptTokenIds: prompt.tokenIds, samplingParams };
+    return {
+      requestId: `${id}-${i}`,
+      promptTokenIds: prompt.tokenIds,
+      samplingParams,
+      ...sessionIdOf(body, request.headers),
+    };
   });
   checkParentSampling(requests[0]!, n);
   const signal = disconnectSignal(reply);

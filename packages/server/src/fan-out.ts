@@ -15,6 +15,8 @@ export interface PromptRequest {
   requestId: string;
   promptTokenIds: number[];
   samplingParams: SamplingParamsInit;
+  /** Carried to every child as it is (vLLM copies the parent request's other fields to each child). */
+  sessionId?: string;
 }
 
 /** One choice of the response: its engine request and its text stream. */
@@ -87,11 +89,7 @@ export async function startChoices(
         const requestId = n === 1 ? prompt.requestId : childRequestId(prompt.requestId, sample);
         const samplingParams =
           n === 1 ? prompt.samplingParams : childSamplingParams(prompt.samplingParams, sample);
-        const stream = await startGeneration(
-          ctx,
-          { requestId, promptTokenIds: prompt.promptTokenIds, samplingParams },
-          signal,
-        );
+        const stream = await startGeneration(ctx, { ...prompt, requestId, samplingParams }, signal);
         choices.push({ index: promptIndex * n + sample, promptIndex, requestId, stream });
       }
     }

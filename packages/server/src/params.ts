@@ -50,6 +50,20 @@ export function optString(body: Body, key: string): string | undefined {
   return v;
 }
 
+/**
+ * The request's session id (vLLM after the pin, #48048, f57123aa2): the body's `session_id`, else the
+ * `X-Session-ID` header. It travels as EngineCoreRequest's `session_id` (sent only when set; an engine up to
+ * the pin skips the extra trailing element, as msgspec does). Spread into the call request.
+ */
+export function sessionIdOf(
+  body: Body,
+  headers: Readonly<Record<string, string | string[] | undefined>>,
+): { sessionId?: string } {
+  const header = headers["x-session-id"];
+  const sessionId = optString(body, "session_id") || (typeof header === "string" ? header : undefined);
+  return sessionId ? { sessionId } : {};
+}
+
 function optIntList(body: Body, key: string): number[] | undefined {
   if (!present(body, key)) return undefined;
   const v = body[key];
@@ -178,9 +192,16 @@ export function checkLogprobs(n: number, param: string): void {
 }
 
 /**
- * `max_tokens` for the engine and the prompt-length check of vLLM's renderer (vllm/renderers/params.py
- * `_token_len_check`): the prompt plus the requested output must fit in `max_model_len`; without a
- * requested output (chat) the request gets what is left (input_processor.py: `max_model_len - seq_len`).
+ * `max_tokens` for the engine and the prompt-length checks of vLLM's OpenAI server, with its messages as
+ * `create_error_response` writes them (`str()` of a VLLMValidationError appends `(parameter=…, value=…)`,
+ * vllm/exceptions.py):
+ * - the renderer (vllm/renderers/params.py `TokenizeParams._token_len_check`): the prompt must fit in
+ *   `max_model_len - max_tokens` (0 when not requested); "at least" when the prompt is exactly one token
+ *   over, as vLLM's tokenizer truncates a text prompt there (it cannot tell the two apart either);
+ * - then `get_max_tokens` (vllm/entrypoints/serve/utils/api_utils.py) leaves `max_model_len - prompt`:
+ *   for a prompt filling the window without a requested output that is 0, which SamplingParams refuses
+ *   (`_verify_args`: "max_tokens must be at least 1"). vLLM's engine-side rule for that prompt
+ *   (input_processor.py `_validate_prompt_len`) is the client's, never reached from here.
  */
 export function resolveMaxTokens(
   requested: number | undefined,
@@ -189,15 +210,25 @@ export function resolveMaxTokens(
   maxModelLen: number,
 ): number {
   const output = requested ?? 0;
-  if (promptLength + output > maxModelLen || (requested === undefined && promptLength >= maxModelLen)) {
+  const maxInput = maxModelLen - output;
+  if (promptLength > maxInput) {
+    const qualifier = promptLength === maxInput + 1 ? "at least " : "";
     throw new OpenAIApiError(
       400,
       "BadRequestError",
       `This model's maximum context length is ${maxModelLen} tokens. However, you requested ${output} ` +
-        `output tokens and your prompt contains ${promptLength} input tokens, for a total of ` +
-        `${promptLength + output} tokens. Please reduce the length of the input prompt or the number of ` +
-        "requested output tokens.",
+        `output tokens and your prompt contains ${qualifier}${promptLength} input tokens, for a total of ` +
+        `${qualifier}${promptLength + output} tokens. Please reduce the length of the input prompt or the ` +
+        `number of requested output tokens. (parameter=input_tokens, value=${promptLength})`,
       "input_tokens",
+    );
+  }
+  if (requested === undefined && promptLength >= maxModelLen) {
+    throw new OpenAIApiError(
+      400,
+      "BadRequestError",
+      "max_tokens must be at least 1, got 0. (parameter=max_tokens, value=0)",
+      "max_tokens",
     );
   }
   const room = maxModelLen - promptLength;

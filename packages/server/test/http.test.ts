@@ -169,6 +169,91 @@ describe("errors in OpenAI's shape", () => {
     expect(chat.body.error.param).toBe("input_tokens");
   });
 
+  // vLLM's words, str(VLLMValidationError) as create_error_response writes it (vllm/exceptions.py __str__
+  // appends the parameter and value): vllm/renderers/params.py TokenizeParams._token_len_check, and
+  // SamplingParams._verify_args for the max_tokens of 0 that get_max_tokens leaves for a prompt filling
+  // max_model_len (vllm/entrypoints/serve/utils/api_utils.py).
+  it("a prompt filling or passing max_model_len → 400 with vLLM's message, parameter and value", async () => {
+    const ids = (n: number) => Array.from({ length: n }, (_, i) => 100 + i);
+    const full = await post(stack, "/v1/completions", { model: MODEL, prompt: ids(64), max_tokens: null });
+    expect(full.status).toBe(400);
+    expect(full.body.error).toEqual({
+      message: "max_tokens must be at least 1, got 0. (parameter=max_tokens, value=0)",
+      type: "BadRequestError",
+      param: "max_tokens",
+      code: 400,
+    });
+    const fullPlusOne = await post(stack, "/v1/completions", {
+      model: MODEL,
+      prompt: ids(64),
+      max_tokens: 1,
+    });
+    expect(fullPlusOne.status).toBe(400);
+    expect(fullPlusOne.body.error).toEqual({
+      message:
+        "This model's maximum context length is 64 tokens. However, you requested 1 output tokens and your " +
+        "prompt contains at least 64 input tokens, for a total of at least 65 tokens. Please reduce the " +
+        "length of the input prompt or the number of requested output tokens. (parameter=input_tokens, value=64)",
+      type: "BadRequestError",
+      param: "input_tokens",
+      code: 400,
+    });
+    const longer = await post(stack, "/v1/completions", { model: MODEL, prompt: ids(70), max_tokens: 4 });
+    expect(longer.status).toBe(400);
+    expect(longer.body.error.message).toBe(
+      "This model's maximum context length is 64 tokens. However, you requested 4 output tokens and your " +
+        "prompt contains 70 input tokens, for a total of 74 tokens. Please reduce the length of the input " +
+        "prompt or the number of requested output tokens. (parameter=input_tokens, value=70)",
+    );
+    const ok = await post(stack, "/v1/completions", { model: MODEL, prompt: ids(63), max_tokens: null });
+    expect(ok.status).toBe(200);
+    expect(ok.body.usage).toMatchObject({ prompt_tokens: 63, completion_tokens: 1 });
+  });
+
+  // session_id (vLLM after the pin, #48048): the body's `session_id`, else the X-Session-ID header, reaches
+  // the engine as EngineCoreRequest's 21st element; an engine up to the pin skips it (the mock logs it).
+  it("session_id: from the body, else the X-Session-ID header, to the engine's request", async () => {
+    const skipped = (id: string) =>
+      stack.engine.events.find((e) => e.event === "add" && e.requestId === id)?.skippedTrailing;
+    const body = { model: MODEL, prompt: [1, 2, 3], max_tokens: 2 };
+    const fromBody = await post(
+      stack,
+      "/v1/completions",
+      { ...body, session_id: "s-body" },
+      {
+        "x-session-id": "s-header",
+      },
+    );
+    expect(fromBody.status).toBe(200);
+    expect(skipped(`${fromBody.body.id}-0`)).toEqual(["s-body"]);
+    const fromHeader = await post(stack, "/v1/completions", body, { "X-Session-ID": "s-header" });
+    expect(skipped(`${fromHeader.body.id}-0`)).toEqual(["s-header"]);
+    const chat = await post(
+      stack,
+      "/v1/chat/completions",
+      { model: MODEL, messages: [{ role: "user", content: "hi" }], max_tokens: 2 },
+      { "x-session-id": "s-chat" },
+    );
+    expect(chat.status).toBe(200);
+    expect(skipped(chat.body.id)).toEqual(["s-chat"]);
+    const chatBody = await post(stack, "/v1/chat/completions", {
+      model: MODEL,
+      messages: [{ role: "user", content: "hi" }],
+      max_tokens: 2,
+      session_id: "s-chat-body",
+    });
+    expect(skipped(chatBody.body.id)).toEqual(["s-chat-body"]);
+    // Without one, the request is the pin's 20 elements: nothing skipped.
+    const none = await post(stack, "/v1/completions", body);
+    expect(
+      stack.engine.events.find((e) => e.event === "add" && e.requestId === `${none.body.id}-0`),
+    ).toBeDefined();
+    expect(skipped(`${none.body.id}-0`)).toBeUndefined();
+    const bad = await post(stack, "/v1/completions", { ...body, session_id: 7 });
+    expect(bad.status).toBe(400);
+    expect(bad.body.error.param).toBe("session_id");
+  });
+
   it("an engine validation failure (InvalidRequestError) → 400 with param = the field", async () => {
     const r = await post(stack, "/v1/completions", { prompt: "hi", max_tokens: 4, temperature: 5 });
     expect(r.status).toBe(400);

@@ -197,12 +197,18 @@ async function bindDataPlane(
 ): Promise<DataPlane> {
   // Like vLLM: unlimited queues (HWM 0) on both sides. ROUTER_MANDATORY makes a send to a vanished engine fail
   // (EHOSTUNREACH) instead of being dropped silently.
+  // sendTimeout 0: a send is tried once, at once. With MANDATORY a ROUTER is writable only while some engine's
+  // pipe is, so once the last live engine's connection dropped zeromq.js would wait for writability forever
+  // (during the vanish grace, before the death is reported) and every later send queued behind it would hang.
+  // With unlimited queues a send that cannot proceed at once can only mean the engine's pipe is gone
+  // (EHOSTUNREACH) or being torn down (EAGAIN); engine-transport.ts turns both into EngineDeadError.
   const input = sockets.add(
     new zmq.Router({
       ...BASE_SOCKET_OPTIONS,
       ...heartbeatSocketOptions(heartbeat),
       sendHighWaterMark: 0,
       receiveHighWaterMark: 0,
+      sendTimeout: 0,
       mandatory: true,
       ipv6: isIpv6(inputBind),
     }),

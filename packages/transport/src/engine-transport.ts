@@ -133,11 +133,17 @@ export class ZmqEngineTransport implements EngineTransport {
       );
     }
     return this.#inputQueue.send([engine.identity, ...frames]).catch((error: unknown) => {
-      // ROUTER_MANDATORY: the engine's route is gone (it vanished before the notification was handled).
-      if ((error as { code?: unknown }).code === "EHOSTUNREACH") {
+      // ROUTER_MANDATORY: the engine's route is gone (it vanished before the notification was handled), or
+      // (EAGAIN, the send is tried once: see connect.ts) its pipe is being torn down; queues are unlimited, so
+      // nothing else makes a send to a live engine wait.
+      const code = (error as { code?: unknown }).code;
+      if (code === "EHOSTUNREACH" || code === "EAGAIN") {
         throw new EngineDeadError({
           engineIndex,
-          reason: "its input connection is gone (send: host unreachable)",
+          reason:
+            code === "EHOSTUNREACH"
+              ? "its input connection is gone (send: host unreachable)"
+              : "its input connection is closing (send: the connection can take nothing more)",
         });
       }
       throw error;

@@ -70,7 +70,11 @@ async function withRawEngines(
 /** A worker connected to one mock-engine process per engine index. */
 async function withMockEngines(
   indices: number[],
-  extra: { heartbeat?: { intervalMs: number; timeoutMs: number }; faults?: Record<string, number> } = {},
+  extra: {
+    heartbeat?: { intervalMs: number; timeoutMs: number };
+    faults?: Record<string, number>;
+    vanishGraceMs?: number;
+  } = {},
 ) {
   const handshakeAddress = ipc.address("hs");
   const w = worker();
@@ -80,6 +84,7 @@ async function withMockEngines(
       handshakeAddress,
       engineCount: indices.length,
       readyTimeoutMs: 10_000,
+      ...(extra.vanishGraceMs === undefined ? {} : { vanishGraceMs: extra.vanishGraceMs }),
     },
     ...(extra.heartbeat === undefined ? {} : { heartbeat: extra.heartbeat }),
   });
@@ -362,6 +367,26 @@ describe("vanished engines", () => {
     expect(abort.requestIds).toEqual(["still-alive"]);
     await sleep(200);
     expect(deadEvents(w)).toHaveLength(1);
+  });
+
+  it("sends to the only engine inside its vanish grace reject with EngineDeadError at once, and block nothing", async () => {
+    // With ROUTER_MANDATORY the input socket is not writable once the last engine's pipe is gone: a send that
+    // waited for writability (zeromq.js's default) hung forever, and every send queued behind it.
+    const { w, engines } = await withMockEngines([0], { vanishGraceMs: 3_000 });
+    await w.request({ op: "start-output" });
+    engines[0]!.kill("SIGKILL");
+    await engines[0]!.exited;
+    await sleep(300); // the disconnect notification is read; the death is reported only after the grace
+    expect(deadEvents(w)).toEqual([]);
+    const started = Date.now();
+    const sends = [encodeAddRequest(request("in-grace", 5)), encodeAbortRequest(["x"])].map((frames) =>
+      w.request({ op: "send", engineIndex: 0, frames }),
+    );
+    for (const send of sends)
+      await expect(send).rejects.toMatchObject({ name: "EngineDeadError", engineIndex: 0 });
+    expect(Date.now() - started).toBeLessThan(2_000); // well inside the 3 s grace: not the death report
+    expect(deadEvents(w)).toEqual([]);
+    expect((await w.waitForEvent(isDead, 10_000)).engineIndex).toBe(0);
   });
 
   it("an engine that crashes mid-stream (crashAfterSteps) is reported", async () => {

@@ -348,6 +348,8 @@ export class MockEngineCore implements UtilityHost {
       currentWave: request.currentWave,
       promptTokens: request.promptTokenIds?.length ?? 0,
       maxTokens: request.sampling?.maxTokens,
+      // Received and skipped, as msgspec does (e.g. session_id from a frontend newer than the pin).
+      ...(request.skippedTrailing.length > 0 ? { skippedTrailing: request.skippedTrailing } : {}),
     });
     if (this.#stopping) {
       this.#sendFinish([requestId], clientIndex, FINISH_ABORT); // _reject_add_in_shutdown

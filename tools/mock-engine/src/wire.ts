@@ -85,6 +85,8 @@ export interface MockAddRequest {
   sampling: MockSampling | null;
   pooling: { task: string | null } | null;
   abortImmediately: boolean;
+  /** Array elements past EngineCoreRequest's fields, which the decode skipped (e.g. a newer frontend's session_id). */
+  skippedTrailing: unknown[];
 }
 
 export type MockInput =
@@ -124,6 +126,7 @@ function toMockAdd(request: DecodedEngineCoreRequest): MockAddRequest {
     sampling,
     pooling,
     abortImmediately: request.abort_immediately,
+    skippedTrailing: Array.isArray(request.skipped_trailing) ? request.skipped_trailing : [],
   };
 }
 

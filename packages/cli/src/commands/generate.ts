@@ -28,6 +28,18 @@ export const SAMPLING_FLAGS: FlagSpec[] = [
   { name: "temperature", type: "string", value: "F", help: "sampling temperature (>= 0)" },
   { name: "top-p", type: "string", value: "F", help: "nucleus sampling probability, in (0, 1]" },
   { name: "top-k", type: "string", value: "N", help: "top-k sampling (0 or -1 = off)" },
+  {
+    name: "presence-penalty",
+    type: "string",
+    value: "F",
+    help: "penalty on tokens already in the output, in [-2, 2]",
+  },
+  {
+    name: "frequency-penalty",
+    type: "string",
+    value: "F",
+    help: "penalty by each token's count in the output, in [-2, 2]",
+  },
   { name: "seed", type: "string", value: "N", help: "per-request sampling seed" },
   {
     name: "stop-token-ids",
@@ -55,6 +67,17 @@ export function samplingFromFlags(args: ParsedArgs, command: string): SamplingPa
   if (topP !== undefined) sp.topP = topP;
   const topK = int(args, command, "top-k", { min: -1 });
   if (topK !== undefined) sp.topK = topK;
+  for (const [flag, key] of [
+    ["presence-penalty", "presencePenalty"],
+    ["frequency-penalty", "frequencyPenalty"],
+  ] as const) {
+    // vLLM's SamplingParams._verify_args range.
+    const penalty = num(args, command, flag, {
+      ok: (n) => n >= -2 && n <= 2,
+      expected: "a number in [-2, 2]",
+    });
+    if (penalty !== undefined) sp[key] = penalty;
+  }
   const seed = int(args, command, "seed");
   if (seed !== undefined) sp.seed = seed;
   const stop = str(args, "stop-token-ids");

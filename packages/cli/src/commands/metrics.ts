@@ -4,10 +4,10 @@
 // which are none here: the command watches the engines, it sends nothing.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { EngineCoreClient } from "@vllm-engine-core/client";
-import { int, str } from "../args.js";
+import { int, type ParsedArgs, str } from "../args.js";
 import type { Command } from "../command.js";
 import { openSession, planConnection } from "../connection.js";
-import { CliRuntimeError, EXIT_OK } from "../errors.js";
+import { CliRuntimeError, CliUsageError, EXIT_OK } from "../errors.js";
 import { untilAborted } from "../lifecycle.js";
 
 const CMD = "metrics";
@@ -62,6 +62,28 @@ function listen(server: Server, host: string, port: number): Promise<number> {
   });
 }
 
+/** The mock engine's model name (the client config's `modelName` with --mock). */
+const MOCK_MODEL_NAME = "mock";
+
+/**
+ * vLLM's `model_name` label is `served_model_name`, which defaults to the model argument
+ * (vllm/config/model.py: `self.served_model_name = get_served_model_name(self.model, self.served_model_name)`).
+ * The engines do not report their model (EngineCoreReadyResponse has no such field), so it is asked for:
+ * never an empty label.
+ */
+function modelLabel(args: ParsedArgs, mock: boolean): string {
+  // get_served_model_name: an empty served name falls back to the model too.
+  const name = str(args, "served-model-name") || str(args, "model") || (mock ? MOCK_MODEL_NAME : undefined);
+  if (name === undefined) {
+    throw new CliUsageError(
+      "`metrics` needs --model NAME (the model the engines serve, as given to `vllm serve`) or " +
+        "--served-model-name NAME: it is vLLM's model_name label, and the engines do not report it",
+      CMD,
+    );
+  }
+  return name;
+}
+
 export const metricsCommand: Command = {
   spec: {
     name: CMD,
@@ -77,10 +99,16 @@ export const metricsCommand: Command = {
         help: `port to listen on (default ${DEFAULT_PORT}; 0 picks one)`,
       },
       {
+        name: "model",
+        type: "string",
+        value: "NAME",
+        help: "the model the engines serve, as given to `vllm serve` (the model_name label's default, as in vLLM)",
+      },
+      {
         name: "served-model-name",
         type: "string",
         value: "NAME",
-        help: "the model_name label (default: the engines' model name)",
+        help: "the model_name label (default: --model; `mock` with --mock)",
       },
     ],
     notes: [
@@ -92,11 +120,11 @@ export const metricsCommand: Command = {
     const plan = planConnection(args, CMD);
     const host = str(args, "host") ?? "127.0.0.1";
     const port = int(args, CMD, "port", { min: 0, max: 65_535 }) ?? DEFAULT_PORT;
+    const modelName = modelLabel(args, plan.kind === "mock");
     const instrument = await loadMetrics();
     if (plan.kind === "mock") plan.mock.logStats = true;
     const { client } = await openSession(plan, lifecycle, out.notice);
-    const modelName = str(args, "served-model-name");
-    const metrics = instrument(client, modelName === undefined ? {} : { labels: { model_name: modelName } });
+    const metrics = instrument(client, { labels: { model_name: modelName } });
     lifecycle.add({ close: async () => metrics.close() });
     const server = createServer(
       handler(client, async () => ({

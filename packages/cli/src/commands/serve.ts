@@ -86,7 +86,8 @@ export const serveCommand: Command = {
     const tokenizer = Tokenizer.fromDirectory(model);
     if (plan.kind === "mock") plan.mock.echoPrompt = true;
     const { client } = await openSession(plan, lifecycle, out.notice);
-    const servedModelName = str(args, "served-model-name") ?? given ?? MOCK_MODEL_NAME;
+    // vLLM's get_served_model_name (vllm/config/model.py): an empty served name falls back to the model too.
+    const servedModelName = str(args, "served-model-name") || given || MOCK_MODEL_NAME;
     const app = createServer({
       client,
       tokenizer,

@@ -33,20 +33,15 @@ export function verifyEngineCoreRequest(
     ? prompt
     : list(c, "promptTokenIds", prompt, (field, v) => int(c, field, v));
   c.require(tokens.length > 0, "frontend.prompt.empty", "promptTokenIds", prompt);
+  const sampling = request.samplingParams ?? null;
+  const pooling = request.poolingParams ?? null;
   if (limits.maxModelLen !== undefined) {
-    c.require(
-      tokens.length <= limits.maxModelLen,
-      "frontend.prompt.max_model_len",
-      "promptTokenIds",
-      `${tokens.length} tokens`,
-      `the prompt has ${tokens.length} tokens, more than the engine's max_model_len ${limits.maxModelLen}`,
-    );
+    // A request with SamplingParams is a generation (vLLM: the model's runner_type "generate").
+    verifyPromptLength(c, tokens.length, limits.maxModelLen, sampling !== null, request.mmFeatures);
   }
 
   nullable(request.mmFeatures, (v) => verifyMultiModalFeatures(c, "mmFeatures", v));
 
-  const sampling = request.samplingParams ?? null;
-  const pooling = request.poolingParams ?? null;
   c.require(
     (sampling === null) !== (pooling === null),
     "frontend.params.one",
@@ -82,6 +77,48 @@ export function verifyEngineCoreRequest(
   // session_id: str | None, appended after the pin (f57123aa). Engines up to the pin skip the extra
   // trailing element; the codec writes it only when set, and only a str.
   nullable(request.sessionId, (v) => str(c, "sessionId", v));
+}
+
+/**
+ * vLLM's InputProcessor._validate_prompt_len (vllm/v1/engine/input_processor.py), with its wording: a
+ * decoder prompt longer than max_model_len is refused; for a generation one of exactly max_model_len too,
+ * since it leaves no room for one output token (the engine would accept it and its scheduler never
+ * schedule its last prompt token: the request would wait forever). A pooling prompt may fill the window.
+ * vLLM picks the suggestion by whether the model takes multimodal inputs; here, by whether the request
+ * carries multimodal features.
+ */
+function verifyPromptLength(
+  c: Checker,
+  promptLength: number,
+  maxModelLen: number,
+  generation: boolean,
+  mmFeatures: unknown,
+): void {
+  if (promptLength > maxModelLen) {
+    const suggestion =
+      Array.isArray(mmFeatures) && mmFeatures.length > 0
+        ? "Make sure that `max_model_len` is no smaller than the number of text tokens plus multimodal " +
+          "tokens. For image inputs, the number of image tokens depends on the number of images, and " +
+          "possibly their aspect ratios as well."
+        : "Make sure that `max_model_len` is no smaller than the number of text tokens.";
+    c.fail(
+      "frontend.prompt.max_model_len",
+      "promptTokenIds",
+      `${promptLength} tokens`,
+      `The decoder prompt (length ${promptLength}) is longer than the maximum model length of ` +
+        `${maxModelLen}. ${suggestion}`,
+    );
+  }
+  if (promptLength === maxModelLen && generation) {
+    c.fail(
+      "frontend.prompt.max_model_len.generate",
+      "promptTokenIds",
+      `${promptLength} tokens`,
+      `The decoder prompt (length ${promptLength}) plus the number of requested output tokens (at least 1) ` +
+        `is longer than the maximum model length of ${maxModelLen}. Make sure that \`max_model_len\` is no ` +
+        "smaller than the number of text tokens (prompt + requested output tokens).",
+    );
+  }
 }
 
 function isSafeIntArray(v: unknown): v is number[] {

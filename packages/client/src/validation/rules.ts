@@ -349,6 +349,12 @@ const ENTRIES: readonly Entry[] = [
     "the prompt must not be longer than the engine's max_model_len",
   ],
   [
+    "frontend.prompt.max_model_len.generate",
+    "frontend",
+    "vllm/v1/engine/input_processor.py InputProcessor._validate_prompt_len",
+    "a generation prompt must leave room for one output token: shorter than the engine's max_model_len",
+  ],
+  [
     "frontend.params.one",
     "frontend",
     "vllm/v1/engine/input_processor.py InputProcessor.process_inputs",

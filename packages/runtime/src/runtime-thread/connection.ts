@@ -722,14 +722,20 @@ export class ConnectionService implements EngineOutputSink {
     await this.sendAborts(byEngine);
   }
 
-  /** One ABORT per engine; a dead engine gets none. The first send failure is rethrown after all tried. */
+  /**
+   * One ABORT per engine; a dead engine gets none, and neither does one whose connection is found gone by
+   * the send (EngineDeadError: it vanished, its death is reported after the vanish grace): there is nothing
+   * left to stop there. Any other send failure is rethrown (the first) after all were tried.
+   */
   private async sendAborts(byEngine: Map<EngineState, string[]>): Promise<void> {
     const sends: Promise<void>[] = [];
     for (const [engine, requestIds] of byEngine) {
       if (engine.dead === undefined) sends.push(this.io.send(engine.index, encodeAbortRequest(requestIds)));
     }
     const results = await Promise.allSettled(sends);
-    const failed = results.find((r): r is PromiseRejectedResult => r.status === "rejected");
+    const failed = results.find(
+      (r): r is PromiseRejectedResult => r.status === "rejected" && !(r.reason instanceof EngineDeadError),
+    );
     if (failed !== undefined) throw failed.reason;
   }
 

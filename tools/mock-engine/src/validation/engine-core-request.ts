@@ -104,7 +104,13 @@ export function decodeEngineCoreRequest(
       `MessagePack data is malformed: ${(error as Error).message}`,
     );
   }
-  return decodeArrayStruct(value, "$", fields(dataFrames, rules)) as DecodedEngineCoreRequest;
+  const specs = fields(dataFrames, rules);
+  const decoded = decodeArrayStruct(value, "$", specs) as DecodedEngineCoreRequest;
+  // msgspec skips the elements past the struct's fields (a newer frontend's session_id, appended after the
+  // pin): the engine never sees them. Kept apart, for the mock's log only.
+  if (Array.isArray(value) && value.length > specs.length)
+    decoded.skipped_trailing = value.slice(specs.length);
+  return decoded;
 }
 
 /** The request id of an undecodable ADD, when its first element is a string (for the mock's log only). */
