@@ -5,10 +5,9 @@ import { type ChatMessage, type TextDelta, withModelStopTokens } from "@vllm-eng
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { TextChunkTemplate } from "./chunk-json.js";
 import {
-  checkModel,
   disconnectSignal,
   nowSeconds,
-  randomId,
+  requestTarget,
   type ServerContext,
   startGeneration,
   usage,
@@ -83,7 +82,7 @@ export async function chatCompletions(
 ): Promise<unknown> {
   const tok = ctx.tokenizer;
   const body = asBody(request.body);
-  checkModel(ctx, body);
+  const target = requestTarget(ctx, request, body, "chatcmpl");
   checkSingleChoice(body);
   const { stream, includeUsage, continuousUsage } = streamOptions(body);
   const messages = chatMessages(body);
@@ -132,15 +131,17 @@ export async function chatCompletions(
     { ...sampling, maxTokens, ...(logprobs ? { logprobs: topLogprobs ?? 0 } : {}) },
     tok,
   );
-  const id = `chatcmpl-${randomId()}`;
+  const id = target.id;
   const signal = disconnectSignal(reply);
-  const textStream = await startGeneration(ctx, { requestId: id, promptTokenIds, samplingParams }, signal);
-  const base = { id, created: nowSeconds(), model: ctx.servedModelName };
+  const textStream = await startGeneration(ctx, { ...target.engine, promptTokenIds, samplingParams }, signal);
+  const base = { id, created: nowSeconds(), model: target.model };
   const shownTop = topLogprobs ?? 0;
   const logprobsOf = (d: TextDelta): { content: ChatLogprobContent[] } | null => {
     if (!logprobs) return null;
     const positions = logprobPositions(d.output);
-    return positions === null ? null : { content: chatLogprobs(tok, positions, shownTop) };
+    return positions === null
+      ? null
+      : { content: chatLogprobs(tok, positions, shownTop, target.tokensAsIds) };
   };
   const finishOf = (d: TextDelta) =>
     d.finishReason === null ? null : finishReasonName(d.finishReason ?? FinishReason.STOP);

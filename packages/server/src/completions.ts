@@ -5,10 +5,9 @@ import { type TextDelta, withModelStopTokens } from "@vllm-engine-core/text";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { TextChunkTemplate } from "./chunk-json.js";
 import {
-  checkModel,
   disconnectSignal,
   nowSeconds,
-  randomId,
+  requestTarget,
   type ServerContext,
   startGeneration,
   usage,
@@ -62,7 +61,7 @@ export async function completions(
 ): Promise<unknown> {
   const tok = ctx.tokenizer;
   const body = asBody(request.body);
-  checkModel(ctx, body);
+  const target = requestTarget(ctx, request, body, "cmpl");
   checkSingleChoice(body);
   for (const key of ["suffix", "echo"] as const) {
     if (body[key] !== undefined && body[key] !== null && body[key] !== false) {
@@ -87,18 +86,20 @@ export async function completions(
     { ...sampling, maxTokens, ...(logprobs !== undefined ? { logprobs } : {}) },
     tok,
   );
-  const id = `cmpl-${randomId()}`;
+  const id = target.id;
   const signal = disconnectSignal(reply);
   const textStream = await startGeneration(
     ctx,
-    { requestId: id, promptTokenIds: prompt, samplingParams },
+    { ...target.engine, promptTokenIds: prompt, samplingParams },
     signal,
   );
-  const base = { id, object: "text_completion", created: nowSeconds(), model: ctx.servedModelName };
+  const base = { id, object: "text_completion", created: nowSeconds(), model: target.model };
   const logprobsOf = (d: TextDelta, textOffset: number): CompletionLogprobs | null => {
     if (logprobs === undefined) return null;
     const positions = logprobPositions(d.output);
-    return positions === null ? null : completionLogprobs(tok, positions, logprobs, textOffset);
+    return positions === null
+      ? null
+      : completionLogprobs(tok, positions, logprobs, textOffset, target.tokensAsIds);
   };
   const finishOf = (d: TextDelta) =>
     d.finishReason === null ? null : finishReasonName(d.finishReason ?? FinishReason.STOP);
