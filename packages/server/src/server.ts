@@ -118,16 +118,30 @@ export function createServer(options: ServerOptions): FastifyInstance {
   app.setErrorHandler((error: FastifyError, _request, reply) => {
     const api = error.validation
       ? validationError(pyErrorsOfAjv(error.validation))
-      : error.code === "FST_ERR_CTP_INVALID_JSON_BODY" || error instanceof SyntaxError
-        ? jsonInvalid(error)
-        : error instanceof OpenAIApiError || !error.statusCode || error.statusCode >= 500
-          ? toApiError(error)
-          : new OpenAIApiError(
-              error.statusCode,
-              error.statusCode === 404 ? "NotFoundError" : "BadRequestError",
-              error.message,
-            );
+      : error instanceof OpenAIApiError || !error.statusCode || error.statusCode >= 500
+        ? toApiError(error)
+        : new OpenAIApiError(
+            error.statusCode,
+            error.statusCode === 404 ? "NotFoundError" : "BadRequestError",
+            error.message,
+          );
     reply.status(api.status).send(api.toBody());
+  });
+
+  // JSON bodies through fastify's own parser (prototype-poisoning checks kept); a body that does not parse is
+  // parsed again only to learn where it broke, which vLLM reports (json_invalid at ('body', position)).
+  const defaultJsonParser = app.getDefaultJsonParser("error", "error");
+  app.removeContentTypeParser("application/json");
+  app.addContentTypeParser("application/json", { parseAs: "string" }, (request, body, done) => {
+    defaultJsonParser(request, body as string, (error, value) => {
+      if (error === null) return done(null, value);
+      try {
+        JSON.parse(body as string);
+      } catch (syntax) {
+        return done(jsonInvalid(syntax as Error), undefined);
+      }
+      done(error, undefined);
+    });
   });
 
   // Hook order is vLLM's middleware order, outermost first: X-Request-Id, then the API key, then CORS

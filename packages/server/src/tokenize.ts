@@ -3,8 +3,8 @@
 // add_generation_prompt=true, continue_final_message, add_special_tokens=false, chat_template_kwargs, tools},
 // both with `return_token_strs`; the answer is {count, max_model_len, tokens, token_strs}.
 import type { FastifyInstance } from "fastify";
-import { chatMessages } from "./chat.js";
 import { detokenizeBodySchema, tokenizeBodySchema } from "./body-schema.js";
+import { chatMessages } from "./chat.js";
 import { checkModel, type ServerContext } from "./context.js";
 import { badRequest } from "./errors.js";
 import { asBody, optBool } from "./params.js";
