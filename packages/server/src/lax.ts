@@ -20,7 +20,7 @@ export interface LaxSpec {
   nullable?: boolean;
   /** Union members, tried in order (pydantic's smart mode; only exact-type members are listed here). */
   of?: LaxScalar[];
-  /** The model's class name, in the dict-type error of a nested model. */
+  /** The model's class name (documentation: pydantic's error for a non-object does not name it). */
   name?: string;
   /** Inclusive bounds (pydantic Field(ge=…, le=…)). */
   ge?: number;
@@ -34,6 +34,11 @@ export interface PyError {
   msg: string;
   input: unknown;
   ctx?: Record<string, unknown>;
+}
+
+/** A value that Python prints as given (int64 bounds, which a JS number would round). */
+export class PyLiteral {
+  constructor(readonly text: string) {}
 }
 
 class Refusal {
@@ -186,8 +191,13 @@ export function laxConvert(spec: LaxSpec, v: unknown): unknown {
   let out: unknown;
   if (spec.type === "model") {
     if (!isDict(v)) {
-      const name = spec.name ?? "the model";
-      throw [new Refusal("model_type", `Input should be a valid dictionary or instance of ${name}`, v)];
+      throw [
+        new Refusal(
+          "model_attributes_type",
+          "Input should be a valid dictionary or object to extract fields from",
+          v,
+        ),
+      ];
     }
     out = v;
   } else if (spec.type === "union") {
@@ -234,7 +244,9 @@ export function laxConvert(spec: LaxSpec, v: unknown): unknown {
         ),
       ];
     }
-    if (spec.le !== undefined && !(out <= spec.le)) {
+    // INT64_MAX rounds to 2^63 as a JS number: anything from 2^63 up is over it.
+    const over = spec.le === INT64_MAX ? out >= 2 ** 63 : spec.le !== undefined && !(out <= spec.le);
+    if (spec.le !== undefined && over) {
       throw [
         new Refusal("less_than_equal", `Input should be less than or equal to ${bound(spec.le)}`, v, [], {
           le: spec.le,

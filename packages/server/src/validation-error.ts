@@ -5,7 +5,7 @@
 // line per error, the Python repr of the error dict FastAPI lists.
 import type { FastifySchemaValidationError } from "fastify/types/schema.js";
 import { OpenAIApiError } from "./errors.js";
-import type { LaxErrorParams, PyError } from "./lax.js";
+import { type LaxErrorParams, type PyError, PyLiteral } from "./lax.js";
 
 /** vLLM's `_INTERNAL_LOC_MARKERS` (the ones our schemas can produce) and bracketed segments. */
 const INTERNAL_SEGMENTS = new Set(["str", "int", "float", "bool", "list", "dict", "none", "union"]);
@@ -21,6 +21,7 @@ export function paramOfLoc(loc: readonly (string | number)[]): string {
 /** Python's repr() of a JSON value (str quoting as CPython chooses it, True/False/None, dicts, lists). */
 export function pyRepr(value: unknown): string {
   if (value === null || value === undefined) return "None";
+  if (value instanceof PyLiteral) return value.text;
   if (value === true) return "True";
   if (value === false) return "False";
   if (typeof value === "number") {
@@ -93,17 +94,7 @@ export function pyErrorsOfAjv(errors: readonly FastifySchemaValidationError[]): 
     const data = (e as { data?: unknown }).data;
     if (e.keyword === "lax") {
       const py = (e.params as unknown as LaxErrorParams).pyError;
-      if (at.length === 1 && py.type === "model_type") {
-        // The body itself: pydantic's message for a model given something other than an object.
-        out.push({
-          type: "model_attributes_type",
-          loc: at,
-          msg: "Input should be a valid dictionary or object to extract fields from",
-          input: py.input,
-        });
-      } else {
-        out.push({ ...py, loc: [...at, ...py.loc] });
-      }
+      out.push({ ...py, loc: [...at, ...py.loc] });
     } else if (e.keyword === "required") {
       const missing = (e.params as { missingProperty: string }).missingProperty;
       out.push({ type: "missing", loc: [...at, missing], msg: "Field required", input: data });
