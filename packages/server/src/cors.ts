@@ -1,9 +1,9 @@
 // CORS as vLLM configures starlette's CORSMiddleware from `--allowed-origins`, `--allowed-methods`,
 // `--allowed-headers` (each default ["*"]) and `--allow-credentials` (default off)
 // (vllm/entrypoints/openai/api_server.py build_app, cli_args.py FrontendArgs), with @fastify/cors:
-// "*" origins answer `*` (the request's origin when credentials are allowed, as browsers refuse `*` then),
-// "*" methods are starlette's full list, "*" headers reflect the preflight's requested headers, and a
-// preflight answers 200 with max-age 600 as starlette does.
+// "*" origins answer `*` (the request's origin when credentials are allowed: starlette does so for a
+// preflight and for a request with cookies), "*" methods are starlette's full list, "*" headers reflect the
+// preflight's requested headers, lists are joined with ", ", and a preflight answers 200 with max-age 600.
 import cors from "@fastify/cors";
 import type { FastifyInstance } from "fastify";
 
@@ -14,8 +14,10 @@ export interface CorsOptions {
   allowCredentials?: boolean;
 }
 
-/** starlette's `ALL_METHODS`. */
-const ALL_METHODS = ["DELETE", "GET", "HEAD", "OPTIONS", "PATCH", "POST", "PUT"];
+/** starlette's `ALL_METHODS` (the version vLLM's environment pins). */
+const ALL_METHODS = ["DELETE", "GET", "HEAD", "OPTIONS", "PATCH", "POST", "PUT", "QUERY"];
+/** starlette's `SAFELISTED_HEADERS`, always allowed beside the listed ones. */
+const SAFELISTED_HEADERS = ["Accept", "Accept-Language", "Content-Language", "Content-Type"];
 
 export function corsPlugin(app: FastifyInstance, options: CorsOptions): void {
   const origins = options.allowedOrigins ?? ["*"];
@@ -25,9 +27,16 @@ export function corsPlugin(app: FastifyInstance, options: CorsOptions): void {
   const anyOrigin = origins.includes("*");
   app.register(cors, {
     origin: anyOrigin ? (credentials ? true : "*") : [...origins],
-    methods: methods.includes("*") ? ALL_METHODS : methods.map((m) => m.toUpperCase()),
-    // Absent: @fastify/cors reflects Access-Control-Request-Headers, as starlette does for "*".
-    ...(headers.includes("*") ? {} : { allowedHeaders: [...headers] }),
+    methods: methods.includes("*") ? ALL_METHODS : [...methods],
+    // Absent: @fastify/cors reflects Access-Control-Request-Headers, as starlette does for "*"; a list is
+    // starlette's `sorted(SAFELISTED_HEADERS | set(allow_headers))` (code-point order, as Python sorts).
+    ...(headers.includes("*")
+      ? {}
+      : {
+          allowedHeaders: [...new Set([...SAFELISTED_HEADERS, ...headers])].sort((a, b) =>
+            a < b ? -1 : a > b ? 1 : 0,
+          ),
+        }),
     credentials,
     maxAge: 600,
     optionsSuccessStatus: 200,

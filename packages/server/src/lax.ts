@@ -240,7 +240,7 @@ export function laxConvert(spec: LaxSpec, v: unknown): unknown {
           `Input should be greater than or equal to ${bound(spec.ge)}`,
           v,
           [],
-          { ge: spec.ge },
+          { ge: new PyLiteral(bound(spec.ge)) },
         ),
       ];
     }
@@ -249,7 +249,7 @@ export function laxConvert(spec: LaxSpec, v: unknown): unknown {
     if (spec.le !== undefined && over) {
       throw [
         new Refusal("less_than_equal", `Input should be less than or equal to ${bound(spec.le)}`, v, [], {
-          le: spec.le,
+          le: new PyLiteral(bound(spec.le)),
         }),
       ];
     }

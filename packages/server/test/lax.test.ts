@@ -85,7 +85,10 @@ describe("lax: pydantic's lax-mode conversions", () => {
     try {
       laxConvert({ type: "bool" }, null);
     } catch (e) {
-      expect((e as PyError[])[0]).toMatchObject({ type: "bool_type", msg: "Input should be a valid boolean" });
+      expect((e as PyError[])[0]).toMatchObject({
+        type: "bool_type",
+        msg: "Input should be a valid boolean",
+      });
     }
   });
 
