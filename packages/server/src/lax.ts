@@ -145,9 +145,12 @@ function isDict(v: unknown): v is Record<string, unknown> {
 function toList(v: unknown, item: (x: unknown) => unknown): unknown[] {
   if (!Array.isArray(v)) throw new Refusal("list_type", "Input should be a valid list", v);
   const refusals: Refusal[] = [];
+  let changed = false;
   const out = v.map((x, i) => {
     try {
-      return item(x);
+      const converted = item(x);
+      if (converted !== x) changed = true;
+      return converted;
     } catch (error) {
       if (!(error instanceof Refusal)) throw error;
       refusals.push(new Refusal(error.type, error.msg, error.input, [i, ...error.loc], error.ctx));
@@ -155,7 +158,8 @@ function toList(v: unknown, item: (x: unknown) => unknown): unknown[] {
     }
   });
   if (refusals.length > 0) throw refusals;
-  return out;
+  // The body keeps its own array unless an item was converted.
+  return changed ? out : v;
 }
 
 function convertScalar(type: LaxScalar, v: unknown): unknown {
@@ -172,7 +176,8 @@ function convertScalar(type: LaxScalar, v: unknown): unknown {
       if (isDict(v)) return v;
       throw new Refusal("dict_type", "Input should be a valid dictionary", v);
     case "list":
-      return toList(v, (x) => x);
+      if (Array.isArray(v)) return v;
+      throw new Refusal("list_type", "Input should be a valid list", v);
     case "list[int]":
       return toList(v, toInt);
     case "list[str]":
