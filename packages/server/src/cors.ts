@@ -25,6 +25,28 @@ export function corsPlugin(app: FastifyInstance, options: CorsOptions): void {
   const headers = options.allowedHeaders ?? ["*"];
   const credentials = options.allowCredentials ?? false;
   const anyOrigin = origins.includes("*");
+  // starlette answers a preflight it refuses with 400 "Disallowed CORS <what>" (@fastify/cors would answer
+  // 200 without the headers): the same checks, in starlette's order, before @fastify/cors sees it.
+  const allowedMethods = methods.includes("*") ? ALL_METHODS : methods;
+  const allowedHeaderSet = new Set([...SAFELISTED_HEADERS, ...headers].map((h) => h.toLowerCase()));
+  app.addHook("onRequest", async (request, reply) => {
+    const origin = request.headers.origin;
+    const method = request.headers["access-control-request-method"];
+    if (request.method !== "OPTIONS" || origin === undefined || typeof method !== "string") return;
+    const failures: string[] = [];
+    if (!anyOrigin && !origins.includes(origin)) failures.push("origin");
+    if (!allowedMethods.includes(method)) failures.push("method");
+    const requested = request.headers["access-control-request-headers"];
+    if (!headers.includes("*") && typeof requested === "string") {
+      if (requested.split(",").some((h) => !allowedHeaderSet.has(h.toLowerCase().trim())))
+        failures.push("headers");
+    }
+    if (failures.length === 0) return;
+    return reply
+      .status(400)
+      .type("text/plain; charset=utf-8")
+      .send(`Disallowed CORS ${failures.join(", ")}`);
+  });
   app.register(cors, {
     origin: anyOrigin ? (credentials ? true : "*") : [...origins],
     methods: methods.includes("*") ? ALL_METHODS : [...methods],

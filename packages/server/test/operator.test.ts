@@ -133,9 +133,28 @@ describe("CORS (vLLM's flags over starlette's CORSMiddleware)", () => {
     const pre = await app.inject({
       method: "OPTIONS",
       url: "/v1/completions",
-      headers: { origin: "https://ui.example", "access-control-request-method": "POST" },
+      headers: { origin: "https://ui.example", "access-control-request-method": "GET" },
     });
     expect(pre.headers["access-control-allow-methods"]).toBe("GET, post");
+    // Refused preflights: starlette's 400 and its words (methods compared as given, so "POST" ≠ "post").
+    const refused = async (headers: Record<string, string>) => {
+      const r = await app.inject({ method: "OPTIONS", url: "/v1/completions", headers });
+      return [r.statusCode, r.body];
+    };
+    expect(await refused({ origin: "https://evil.example", "access-control-request-method": "GET" })).toEqual(
+      [400, "Disallowed CORS origin"],
+    );
+    expect(
+      await refused({
+        origin: "https://evil.example",
+        "access-control-request-method": "DELETE",
+        "access-control-request-headers": "x-other",
+      }),
+    ).toEqual([400, "Disallowed CORS origin, method, headers"]);
+    expect(await refused({ origin: "https://ui.example", "access-control-request-method": "post" })).toEqual([
+      200,
+      "",
+    ]);
     expect(pre.headers["access-control-allow-headers"]).toBe(
       "Accept, Accept-Language, Content-Language, Content-Type, authorization",
     );
