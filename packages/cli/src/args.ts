@@ -9,6 +9,11 @@ export interface FlagSpec {
   type: "string" | "boolean";
   /** May be given several times (values are collected in order). */
   multiple?: boolean;
+  /**
+   * With `multiple`: also takes several values after one flag, as vLLM's argparse `nargs="+"` flags do
+   * (`--api-key k1 k2`): the values up to the next token that starts with "-".
+   */
+  nargs?: boolean;
   /** Placeholder of the value in --help, e.g. "N". */
   value?: string;
   help: string;
@@ -187,6 +192,25 @@ function joinNegativeValues(argv: readonly string[], takesValue: ReadonlySet<str
   return out;
 }
 
+/** `--flag a b` → `--flag a --flag b` for the flags that take several values (`nargs`). */
+function expandNargs(flags: readonly FlagSpec[], argv: readonly string[]): string[] {
+  const nargs = new Set(flags.filter((f) => f.nargs).map((f) => f.name));
+  if (nargs.size === 0) return [...argv];
+  const out: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const token = argv[i]!;
+    out.push(token);
+    if (token === "--") {
+      out.push(...argv.slice(i + 1));
+      break;
+    }
+    if (!token.startsWith("--") || token.includes("=") || !nargs.has(token.slice(2))) continue;
+    if (i + 1 < argv.length) out.push(argv[++i]!);
+    while (i + 1 < argv.length && !argv[i + 1]!.startsWith("-")) out.push(token, argv[++i]!);
+  }
+  return out;
+}
+
 /** Parses the arguments after the command name against the command's table. */
 export function parseCommandArgs(spec: CommandSpec, argv: readonly string[]): ParsedArgs {
   const options: Record<string, { type: "string" | "boolean"; multiple?: boolean; short?: string }> = {};
@@ -202,7 +226,7 @@ export function parseCommandArgs(spec: CommandSpec, argv: readonly string[]): Pa
   let parsed: ReturnType<typeof parseArgs>;
   try {
     parsed = parseArgs({
-      args: joinNegativeValues(argv, takesValue),
+      args: joinNegativeValues(expandNargs(allFlags(spec), argv), takesValue),
       options,
       strict: true,
       allowPositionals: true,

@@ -20,8 +20,8 @@ interface Served {
   enginePid: number;
 }
 
-async function serve(extra: string[] = []): Promise<Served> {
-  const run = startCli(["serve", "--mock", "--port", "0", ...extra]);
+async function serve(extra: string[] = [], env: Record<string, string> = {}): Promise<Served> {
+  const run = startCli(["serve", "--mock", "--port", "0", ...extra], { env });
   await run.waitFor(/serving "qwen3-mock" on http:\/\/127\.0\.0\.1:\d+ /, 40_000);
   const port = Number(/on http:\/\/127\.0\.0\.1:(\d+) /.exec(run.stderr + run.stdout)![1]);
   expect(port).toBeGreaterThan(0);
@@ -108,6 +108,56 @@ describe.concurrent("serve --mock in a child process", () => {
       expect(s.run.stderr).toMatch(/interrupted by SIGINT; everything this command started was closed/);
       expect(isAlive(s.enginePid), `mock engine pid ${s.enginePid}`).toBe(false);
       expect(r.leftRunning).toEqual([]);
+    }
+  });
+
+  test("vLLM's HTTP flags: --api-key (several, over $VLLM_API_KEY), --lora-modules, X-Request-Id, CORS", async () => {
+    const s = await serve(
+      [
+        "--api-key",
+        "k1",
+        "k2",
+        "--lora-modules",
+        "sql=/loras/sql",
+        '{"name": "chat", "path": "/loras/chat"}',
+        "--enable-request-id-headers",
+        "--allowed-origins",
+        '["https://ui.example"]',
+      ],
+      { VLLM_API_KEY: "env-key" },
+    );
+    try {
+      const models = (authorization?: string) =>
+        fetch(`${s.base}/v1/models`, {
+          headers: {
+            origin: "https://ui.example",
+            "x-request-id": "r1",
+            ...(authorization ? { authorization } : {}),
+          },
+        });
+      const denied = await models();
+      expect([denied.status, await denied.json()]).toEqual([401, { error: "Unauthorized" }]);
+      expect((await models("Bearer env-key")).status).toBe(401);
+      const ok = await models("Bearer k2");
+      expect(ok.status).toBe(200);
+      expect(ok.headers.get("x-request-id")).toBe("r1");
+      expect(ok.headers.get("access-control-allow-origin")).toBe("https://ui.example");
+      const list = (await ok.json()) as { data: { id: string; parent: string | null }[] };
+      expect(list.data.map((m) => [m.id, m.parent])).toEqual([
+        ["qwen3-mock", null],
+        ["sql", "qwen3-mock"],
+        ["chat", "qwen3-mock"],
+      ]);
+      const completion = await fetch(`${s.base}/v1/completions`, {
+        method: "POST",
+        headers: { "content-type": "application/json", authorization: "Bearer k1" },
+        body: JSON.stringify({ model: "chat", prompt: "Hello", max_tokens: 2 }),
+      });
+      expect(((await completion.json()) as { model: string }).model).toBe("chat");
+      expect((await fetch(`${s.base}/health`)).status).toBe(200);
+    } finally {
+      const r = await stop(s, "SIGINT");
+      expect(r.code, s.run.stderr).toBe(130);
     }
   });
 

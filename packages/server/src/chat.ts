@@ -4,7 +4,7 @@ import { FinishReason, finishReasonName, type SamplingParamsInit } from "@vllm-e
 import { type ChatMessage, type TextDelta, withModelStopTokens } from "@vllm-engine-core/text";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { TextChunkTemplate } from "./chunk-json.js";
-import { checkModel, disconnectSignal, nowSeconds, randomId, type ServerContext, usage } from "./context.js";
+import { disconnectSignal, nowSeconds, requestTarget, type ServerContext, usage } from "./context.js";
 import { badRequest, toApiError } from "./errors.js";
 import { checkParentSampling, mergeChoices, startChoices } from "./fan-out.js";
 import { type ChatLogprobContent, chatLogprobs, logprobPositions } from "./logprobs.js";
@@ -79,7 +79,7 @@ export async function chatCompletions(
 ): Promise<unknown> {
   const tok = ctx.tokenizer;
   const body = asBody(request.body);
-  checkModel(ctx, body);
+  const target = requestTarget(ctx, request, body, "chatcmpl");
   const n = choiceCount(body);
   const { stream, includeUsage, continuousUsage } = streamOptions(body);
   const messages = chatMessages(body);
@@ -141,9 +141,9 @@ export async function chatCompletions(
     },
     tok,
   );
-  const id = `chatcmpl-${randomId()}`;
+  const id = target.id;
   const engineRequest = {
-    requestId: id,
+    ...target.engine,
     promptTokenIds,
     samplingParams,
     ...sessionIdOf(body, request.headers),
@@ -153,12 +153,14 @@ export async function chatCompletions(
   // n > 1: one engine request per choice (fan-out.ts); with n = 1 the request keeps the response's id.
   const choices = await startChoices(ctx, [engineRequest], n, signal);
   const deltas = mergeChoices(choices);
-  const base = { id, created: nowSeconds(), model: ctx.servedModelName };
+  const base = { id, created: nowSeconds(), model: target.model };
   const shownTop = topLogprobs ?? 0;
   const logprobsOf = (d: TextDelta): { content: ChatLogprobContent[] } | null => {
     if (!logprobs) return null;
     const positions = logprobPositions(d.output);
-    return positions === null ? null : { content: chatLogprobs(tok, positions, shownTop) };
+    return positions === null
+      ? null
+      : { content: chatLogprobs(tok, positions, shownTop, target.tokensAsIds) };
   };
   const finishOf = (d: TextDelta) =>
     d.finishReason === null ? null : finishReasonName(d.finishReason ?? FinishReason.STOP);

@@ -4,7 +4,14 @@ import { FinishReason, finishReasonName, type SamplingParamsInit } from "@vllm-e
 import { type TextDelta, withModelStopTokens } from "@vllm-engine-core/text";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { TextChunkTemplate } from "./chunk-json.js";
-import { checkModel, disconnectSignal, nowSeconds, randomId, type ServerContext, usage } from "./context.js";
+import {
+  disconnectSignal,
+  nowSeconds,
+  randomId,
+  requestTarget,
+  type ServerContext,
+  usage,
+} from "./context.js";
 import { badRequest, toApiError } from "./errors.js";
 import {
   type Choice,
@@ -99,7 +106,7 @@ export async function completions(
 ): Promise<unknown> {
   const tok = ctx.tokenizer;
   const body = asBody(request.body);
-  checkModel(ctx, body);
+  const target = requestTarget(ctx, request, body, "cmpl");
   const n = choiceCount(body);
   // vLLM's renderer: "suffix is not currently supported".
   if (body.suffix !== undefined && body.suffix !== null) {
@@ -118,7 +125,7 @@ export async function completions(
   // `echo` with `max_tokens: 0` returns the prompt only; the engine still generates one token.
   const echoOnly = echo && requestedMax === 0;
   const prompts = await promptsOf(ctx, body);
-  const id = `cmpl-${randomId()}`;
+  const id = target.id;
   const requests: PromptRequest[] = prompts.map((prompt, i) => {
     const maxTokens = resolveMaxTokens(
       requestedMax,
@@ -135,9 +142,12 @@ export async function completions(
       },
       tok,
     );
-    // vLLM: `request_id_item = f"{request_id}-{i}"`, one engine request per prompt.
+    // vLLM: `request_id_item = f"{request_id}-{i}"`, one engine request per prompt, made unique by
+    // `assign_request_id` (8 random hex characters) with the item's id kept as `external_req_id`.
     return {
-      requestId: `${id}-${i}`,
+      ...target.engine,
+      requestId: `${id}-${i}-${randomId().slice(0, 8)}`,
+      externalReqId: `${id}-${i}`,
       promptTokenIds: prompt.tokenIds,
       samplingParams,
       ...sessionIdOf(body, request.headers),
@@ -147,7 +157,7 @@ export async function completions(
   const signal = disconnectSignal(reply);
   const choices = await startChoices(ctx, requests, n, signal);
   const deltas = mergeChoices(choices);
-  const base = { id, object: "text_completion", created: nowSeconds(), model: ctx.servedModelName };
+  const base = { id, object: "text_completion", created: nowSeconds(), model: target.model };
   const promptOf = (c: Choice) => prompts[c.promptIndex]!;
   const scoresOf = (d: TextDelta): PromptScores | null => {
     const tensors = d.output.newPromptLogprobsTensors;
@@ -194,7 +204,7 @@ export async function completions(
           const positions = echo
             ? [...echoedPositions(prompt, r.scores), ...(echoOnly ? [] : r.positions)]
             : r.positions;
-          lp = completionLogprobs(tok, positions, logprobs, 0);
+          lp = completionLogprobs(tok, positions, logprobs, 0, target.tokensAsIds);
         }
         return {
           index: choice.index,
@@ -241,7 +251,10 @@ export async function completions(
       }
       // Streaming offsets start at the length of the text sent so far (vLLM's `previous_text_lens`, which
       // counts the generated text only, also after an echoed prompt).
-      const lp = positions === null ? null : completionLogprobs(tok, positions, logprobs!, textLengths[i]!);
+      const lp =
+        positions === null
+          ? null
+          : completionLogprobs(tok, positions, logprobs!, textLengths[i]!, target.tokensAsIds);
       textLengths[i]! += pyLen(d.text);
       if (text === "" && !d.finished && lp === null) continue;
       const choiceJson = () => ({

@@ -3,13 +3,15 @@
 import { randomUUID } from "node:crypto";
 import type { CallRequest, EngineCoreClient } from "@vllm-engine-core/client";
 import { type TextRequest, type TextStream, type Tokenizer, textStream } from "@vllm-engine-core/text";
-import type { FastifyReply } from "fastify";
-import { OpenAIApiError } from "./errors.js";
+import type { FastifyReply, FastifyRequest } from "fastify";
+import type { ModelTarget, ServedModels } from "./models.js";
 import type { Body } from "./params.js";
+import { requestIdHeader } from "./request-id.js";
 import type { SseStats } from "./sse.js";
 
-/** The part of EngineCoreClient the server uses. */
-export type EngineClient = Pick<EngineCoreClient, "call" | "healthError" | "maxModelLen" | "vllmVersion">;
+/** The part of EngineCoreClient the server uses (`addLora` only with `loraModules`). */
+export type EngineClient = Pick<EngineCoreClient, "call" | "healthError" | "maxModelLen" | "vllmVersion"> &
+  Partial<Pick<EngineCoreClient, "addLora">>;
 
 export interface ServerContext {
   client: EngineClient;
@@ -22,6 +24,10 @@ export interface ServerContext {
   /** When the server started (`created` of /v1/models). */
   startedAt: number;
   sseStats: SseStats;
+  /** The base model and the LoRA adapters (`--lora-modules`). */
+  models: ServedModels;
+  /** `--return-tokens-as-token-ids`. */
+  returnTokensAsTokenIds: boolean;
 }
 
 /** vLLM's `random_uuid()`: uuid4 hex. */
@@ -37,10 +43,60 @@ export function nowSeconds(): number {
  * vLLM's `OpenAIServingModels.check_model` (vllm/entrypoints/openai/models/serving.py): no model, or the
  * served one, is fine; any other name is 404 NotFoundError with param "model".
  */
-export function checkModel(ctx: ServerContext, body: Body): void {
-  const model = body.model;
-  if (model === undefined || model === null || model === "" || model === ctx.servedModelName) return;
-  throw new OpenAIApiError(404, "NotFoundError", `The model \`${String(model)}\` does not exist.`, "model");
+export function checkModel(ctx: ServerContext, body: Body): ModelTarget {
+  return ctx.models.resolve(body.model);
+}
+
+/** What a generation request is known by and sent with, besides its prompt and sampling parameters. */
+export interface RequestTarget {
+  /** The response's `id`: `<prefix>-<X-Request-Id | request_id | random>` (vLLM's `_base_request_id`). */
+  id: string;
+  /** The response's `model`: the served name, or the LoRA adapter's. */
+  model: string;
+  /** Spread into the engine request: the id made unique, the client's id kept, LoRA, priority. */
+  engine: {
+    requestId: string;
+    externalReqId: string;
+    loraRequest: ModelTarget["loraRequest"];
+    priority: number;
+  };
+  /** Logprobs tokens as `token_id:N` (the request's `return_tokens_as_token_ids`, else the server flag). */
+  tokensAsIds: boolean;
+}
+
+/**
+ * The model check, ids and per-request options of a generation request, as vLLM's serving code does them:
+ * the id from the X-Request-Id header, else the body's `request_id`, else random (`_base_request_id`);
+ * the engine's id that id plus "-" and 8 random hex characters, the id itself as `external_req_id`
+ * (vllm/v1/engine/input_processor.py `assign_request_id`), so two requests may share a client id.
+ * `priority` goes to the engine as given: vLLM's frontend refuses nothing (its scheduler uses it under
+ * `--scheduling-policy priority` and ignores it otherwise); the schema bounds it to int64.
+ */
+export function requestTarget(
+  ctx: ServerContext,
+  request: FastifyRequest,
+  body: Body,
+  prefix: string,
+): RequestTarget {
+  const target = checkModel(ctx, body);
+  const base =
+    requestIdHeader(request) ?? (typeof body.request_id === "string" ? body.request_id : randomId());
+  const id = `${prefix}-${base}`;
+  const tokensAsIds =
+    typeof body.return_tokens_as_token_ids === "boolean"
+      ? body.return_tokens_as_token_ids
+      : ctx.returnTokensAsTokenIds;
+  return {
+    id,
+    model: target.name,
+    engine: {
+      requestId: `${id}-${randomId().slice(0, 8)}`,
+      externalReqId: id,
+      loraRequest: target.loraRequest,
+      priority: typeof body.priority === "number" ? body.priority : 0,
+    },
+    tokensAsIds,
+  };
 }
 
 export interface Usage {

@@ -63,3 +63,32 @@ export function toApiError(error: unknown): OpenAIApiError {
   const message = error instanceof Error ? error.message : String(error);
   return new OpenAIApiError(500, "InternalServerError", message);
 }
+
+/** A `--lora-modules` value (ServerOptions.loraModules) that is neither `name=path` nor vLLM's JSON form. */
+export class InvalidLoraModuleError extends VllmEngineCoreError {
+  override readonly name = "InvalidLoraModuleError";
+  readonly code = "INVALID_LORA_MODULE" as const;
+  constructor(
+    readonly value: string,
+    reason: string,
+  ) {
+    super(
+      `${reason}: ${value} (give \`name=path\` or {"name": …, "path": …, "base_model_name": …}, as vLLM's --lora-modules)`,
+    );
+  }
+}
+
+/** Loading a `--lora-modules` adapter on the engines failed (vLLM's `init_static_loras` raises too). */
+export class LoraLoadError extends VllmEngineCoreError {
+  override readonly name = "LoraLoadError";
+  readonly code = "LORA_LOAD_FAILED" as const;
+  constructor(
+    readonly loraName: string,
+    detail: string,
+  ) {
+    super(
+      `loading the LoRA adapter ${JSON.stringify(loraName)} on the engines failed: ${detail}; check its path ` +
+        "and that the engines run with --enable-lora",
+    );
+  }
+}

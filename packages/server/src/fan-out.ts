@@ -5,19 +5,22 @@
 // gives every prompt its own request `{request id}-{i}` (vllm/entrypoints/openai/completion/serving.py),
 // merging their outputs as they come (`merge_async_iterators`). Choice `index` is `prompt * n + sample`.
 // Each child is its own text stream (detokenizer, stop strings): a stop string ends only that child.
-import { InvalidRequestError, type SamplingParamsInit, validateRequest } from "@vllm-engine-core/client";
+import {
+  type CallRequest,
+  InvalidRequestError,
+  type SamplingParamsInit,
+  validateRequest,
+} from "@vllm-engine-core/client";
 import type { TextDelta, TextStream } from "@vllm-engine-core/text";
 import { type ServerContext, startGeneration } from "./context.js";
 import { badRequest } from "./errors.js";
 
 /** One prompt of a request, as the engine gets it (before the fan-out into `n` children). */
-export interface PromptRequest {
-  requestId: string;
-  promptTokenIds: number[];
-  samplingParams: SamplingParamsInit;
-  /** Carried to every child as it is (vLLM copies the parent request's other fields to each child). */
-  sessionId?: string;
-}
+/**
+ * One prompt's engine request. Its fields other than the id and the sampling parameters (external id, LoRA,
+ * priority, session id) are carried to every child as they are, as vLLM's `ParentRequest` does.
+ */
+export type PromptRequest = CallRequest & { promptTokenIds: number[]; samplingParams: SamplingParamsInit };
 
 /** One choice of the response: its engine request and its text stream. */
 export interface Choice {

@@ -1,6 +1,15 @@
 export { chatMessages } from "./chat.js";
 export type { EngineClient, ServerContext, Usage } from "./context.js";
-export { type ErrorBody, OpenAIApiError, paramOfField, toApiError } from "./errors.js";
+export type { CorsOptions } from "./cors.js";
+export {
+  type ErrorBody,
+  InvalidLoraModuleError,
+  LoraLoadError,
+  OpenAIApiError,
+  paramOfField,
+  toApiError,
+} from "./errors.js";
+export { type LoraModule, parseLoraModules } from "./models.js";
 export { MAX_LOGPROBS } from "./params.js";
 export { createServer, type ServerOptions } from "./server.js";
 export { type SseStats, SseWriter } from "./sse.js";

@@ -67,28 +67,35 @@ export interface ChatLogprobContent extends ChatLogprob {
   top_logprobs: ChatLogprob[];
 }
 
+/** vLLM's `format_token_id_placeholder` (--return-tokens-as-token-ids). */
+export function tokenIdPlaceholder(tokenId: number): string {
+  return `token_id:${tokenId}`;
+}
+
 /**
  * Chat shape (`_create_chat_logprobs`): each token with its logprob and UTF-8 bytes, and as
- * `top_logprobs` the first `topLogprobs` entries of the position's dict (`_get_top_logprobs`).
+ * `top_logprobs` the first `topLogprobs` entries of the position's dict (`_get_top_logprobs`). With
+ * `tokensAsIds` every token is `token_id:N`; the sampled token's `bytes` stay those of its text (vLLM
+ * encodes `decoded_token` there), the top entries' bytes are those of the placeholder (vLLM encodes `token`).
  */
 export function chatLogprobs(
   tok: Tokenizer,
   positions: readonly LogprobPosition[],
   topLogprobs: number,
+  tokensAsIds = false,
 ): ChatLogprobContent[] {
   return positions.map((p) => {
     const shown = p.entries.slice(0, topLogprobs);
     const strings = tok.tokenStrings([p.tokenId, ...shown.map((e) => e.tokenId)]);
-    const token = strings[0]!;
+    const shownToken = (i: number, id: number) => (tokensAsIds ? tokenIdPlaceholder(id) : strings[i]!);
     return {
-      token,
+      token: shownToken(0, p.tokenId),
       logprob: p.logprob,
-      bytes: utf8Bytes(token),
-      top_logprobs: shown.map((e, i) => ({
-        token: strings[i + 1]!,
-        logprob: e.logprob,
-        bytes: utf8Bytes(strings[i + 1]!),
-      })),
+      bytes: utf8Bytes(strings[0]!),
+      top_logprobs: shown.map((e, i) => {
+        const token = shownToken(i + 1, e.tokenId);
+        return { token, logprob: e.logprob, bytes: utf8Bytes(token) };
+      }),
     };
   });
 }
@@ -117,28 +124,32 @@ export interface UnscoredToken {
  * Completions shape (`_create_completion_logprobs`): tokens, their logprobs, text offsets (the first one
  * `initialOffset`, the text returned before these tokens, then each token's length added), and per
  * position a dict of the entries with index <= n (OpenAI's "top n + 1"). An unscored token shows as
- * `decode([id])` with null logprob and null top logprobs.
+ * `decode([id])` with null logprob and null top logprobs. With `tokensAsIds` tokens and keys are
+ * `token_id:N`, and offsets advance by the placeholder's length, as vLLM's do.
  */
 export function completionLogprobs(
   tok: Tokenizer,
   positions: readonly (LogprobPosition | UnscoredToken)[],
   n: number,
   initialOffset: number,
+  tokensAsIds = false,
 ): CompletionLogprobs {
   const out: CompletionLogprobs = { text_offset: [], token_logprobs: [], tokens: [], top_logprobs: [] };
   let offset = initialOffset;
   for (const p of positions) {
     let token: string;
     if (p.entries === null) {
-      token = tok.decode([p.tokenId]);
+      token = tokensAsIds ? tokenIdPlaceholder(p.tokenId) : tok.decode([p.tokenId]);
       out.tokens.push(token);
       out.token_logprobs.push(null);
       out.top_logprobs.push(null);
     } else {
       const shown = p.entries.slice(0, n + 1);
-      const strings =
-        p.texts === undefined
-          ? tok.tokenStrings([p.tokenId, ...shown.map((e) => e.tokenId)])
+      const ids = [p.tokenId, ...shown.map((e) => e.tokenId)];
+      const strings = tokensAsIds
+        ? ids.map(tokenIdPlaceholder)
+        : p.texts === undefined
+          ? tok.tokenStrings(ids)
           : [p.texts[0]!, ...p.texts.slice(0, shown.length)];
       token = strings[0]!;
       out.tokens.push(token);

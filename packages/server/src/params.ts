@@ -9,6 +9,10 @@ import { badRequest, OpenAIApiError } from "./errors.js";
 
 export type Body = Record<string, unknown>;
 
+// The fields of the route schemas (body-schema.ts) arrive here already checked and converted as vLLM's
+// pydantic models convert them; the readers below keep their own type checks for the fields a schema does not
+// declare (and for callers that build a body in code), so what they throw is never reached for schema fields.
+
 /** vLLM's default `--max-logprobs` (vllm/config/model.py ModelConfig.max_logprobs). */
 export const MAX_LOGPROBS = 20;
 

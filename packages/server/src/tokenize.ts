@@ -3,6 +3,7 @@
 // add_generation_prompt=true, continue_final_message, add_special_tokens=false, chat_template_kwargs, tools},
 // both with `return_token_strs`; the answer is {count, max_model_len, tokens, token_strs}.
 import type { FastifyInstance } from "fastify";
+import { detokenizeBodySchema, tokenizeBodySchema } from "./body-schema.js";
 import { chatMessages } from "./chat.js";
 import { checkModel, type ServerContext } from "./context.js";
 import { badRequest } from "./errors.js";
@@ -11,7 +12,7 @@ import { asBody, optBool } from "./params.js";
 export function tokenizeRoutes(app: FastifyInstance, ctx: ServerContext): void {
   const tok = ctx.tokenizer;
 
-  app.post("/tokenize", async (request) => {
+  app.post("/tokenize", { schema: { body: tokenizeBodySchema } }, async (request) => {
     const body = asBody(request.body);
     checkModel(ctx, body);
     let tokens: number[];
@@ -45,7 +46,7 @@ export function tokenizeRoutes(app: FastifyInstance, ctx: ServerContext): void {
     };
   });
 
-  app.post("/detokenize", async (request) => {
+  app.post("/detokenize", { schema: { body: detokenizeBodySchema } }, async (request) => {
     const body = asBody(request.body);
     checkModel(ctx, body);
     const tokens = body.tokens;

