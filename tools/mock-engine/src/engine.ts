@@ -28,8 +28,8 @@ import {
   GARBAGE_FRAME,
   type InitAddresses,
   type MockAddRequest,
-  type MockStructuredOutputs,
   type MockOutputs,
+  type MockStructuredOutputs,
   UndecodableAddError,
   zeroCopyThreshold,
 } from "./wire.js";

@@ -90,7 +90,9 @@ export interface MockStructuredOutputs {
 
 const STRUCTURED_OUTPUT_KINDS = ["json", "regex", "choice", "grammar", "json_object", "structural_tag"];
 
-function toMockStructuredOutputs(so: Record<string, unknown> | null | undefined): MockStructuredOutputs | null {
+function toMockStructuredOutputs(
+  so: Record<string, unknown> | null | undefined,
+): MockStructuredOutputs | null {
   if (so === null || so === undefined) return null;
   return {
     backend: (so._backend as string | null) ?? null,
