@@ -190,10 +190,12 @@ export async function chatCompletions(
   const textChunk = TextChunkTemplate.chat({ ...base, object: "chat.completion.chunk" });
   let completionTokens = 0;
   try {
-    // The first chunk carries the role (vLLM: `DeltaMessage(role=role, content="")`).
-    const first = chunk([
-      { index: 0, delta: { role: "assistant", content: "" }, logprobs: null, finish_reason: null },
-    ]);
+    // The first chunk carries the role (vLLM: `DeltaMessage(role=role, content="")`), and with
+    // continuous_usage_stats the prompt's usage, no completion tokens yet (chat_completion/serving.py).
+    const first = chunk(
+      [{ index: 0, delta: { role: "assistant", content: "" }, logprobs: null, finish_reason: null }],
+      continuousUsage ? { usage: usage(promptTokenIds.length, 0) } : {},
+    );
     if (!(await sse.send(first))) {
       await textStream.return();
       return reply;

@@ -120,6 +120,28 @@ describe("OpenAI client against the server (mock engine, --echo-prompt)", () => 
     });
   });
 
+  it("chat, continuous_usage_stats: every chunk has usage, the role chunk {prompt, 0, prompt} as vLLM's", async () => {
+    const messages = [{ role: "user", content: "Hello!" }];
+    const expected = await echoedChat(messages);
+    const stream = await openai.chat.completions.create({
+      model: MODEL,
+      messages: messages as never,
+      max_tokens: 3,
+      stream: true,
+      stream_options: { include_usage: true, continuous_usage_stats: true } as never,
+    });
+    const chunks = [];
+    for await (const chunk of stream) chunks.push(chunk);
+    expect(chunks[0]!.choices[0]!.delta).toEqual({ role: "assistant", content: "" });
+    expect(chunks[0]!.usage).toMatchObject({
+      prompt_tokens: expected.promptTokens,
+      completion_tokens: 0,
+      total_tokens: expected.promptTokens,
+    });
+    expect(chunks.every((c) => c.usage !== undefined && c.usage !== null)).toBe(true);
+    expect(chunks.at(-1)!.usage).toMatchObject({ completion_tokens: 3 });
+  });
+
   it("chat: max_completion_tokens bounds the output (finish length)", async () => {
     const res = await openai.chat.completions.create({
       model: MODEL,
