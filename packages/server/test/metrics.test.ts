@@ -56,7 +56,12 @@ describe("GET /metrics", () => {
     const res = await fetch(`${stack.baseUrl}/v1/completions`, {
       method: "POST",
       headers: { "content-type": "application/json" },
-      body: JSON.stringify({ model: MODEL, prompt: "one two three four five", max_tokens: 50, stop: [" three"] }),
+      body: JSON.stringify({
+        model: MODEL,
+        prompt: "one two three four five",
+        max_tokens: 50,
+        stop: [" three"],
+      }),
     });
     const body = (await res.json()) as { choices: { text: string; finish_reason: string }[] };
     expect(body.choices[0]).toMatchObject({ text: "one two", finish_reason: "stop" });

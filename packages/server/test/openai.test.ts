@@ -142,6 +142,19 @@ describe("OpenAI client against the server (mock engine, --echo-prompt)", () => 
     expect(chunks.at(-1)!.usage).toMatchObject({ completion_tokens: 3 });
   });
 
+  it("a completion that ends mid-character: no U+FFFD, streamed and not, the same text (packages/text, UTF-8 edges)", async () => {
+    // Qwen3: "café ☕" = ca | fé | " \xe2\x98" | "\x95". The mock echoes the prompt: 3 tokens end inside ☕.
+    const prompt = [924, 58858, 25125, 243];
+    const whole = await openai.completions.create({ model: MODEL, prompt, max_tokens: 3 });
+    // vLLM's server answers "café" here: it drops the space held back with the broken bytes.
+    expect(whole.choices[0]).toMatchObject({ text: "café ", finish_reason: "length" });
+    const stream = await openai.completions.create({ model: MODEL, prompt, max_tokens: 3, stream: true });
+    const pieces: string[] = [];
+    for await (const chunk of stream) pieces.push(chunk.choices[0]?.text ?? "");
+    expect(pieces.join("")).toBe("café ");
+    expect(pieces.some((p) => p.includes("\ufffd"))).toBe(false);
+  });
+
   it("chat: max_completion_tokens bounds the output (finish length)", async () => {
     const res = await openai.chat.completions.create({
       model: MODEL,
