@@ -192,11 +192,15 @@ export interface Session {
   mock: MockEngineProcess | undefined;
 }
 
-/** Connects as planned (starting the mock engine first for --mock); everything is closed by `lifecycle`. */
+/**
+ * Connects as planned (starting the mock engine first for --mock); everything is closed by `lifecycle`.
+ * `settings`: client settings that are not about the connection (`serve`'s structured-outputs backend).
+ */
 export async function openSession(
   plan: ConnectionPlan,
   lifecycle: Lifecycle,
   notice: (line: string) => void,
+  settings: Pick<EngineCoreClientConfig, "structuredOutputs"> = {},
 ): Promise<Session> {
   let config: EngineCoreClientConfig;
   let mock: MockEngineProcess | undefined;
@@ -241,7 +245,7 @@ export async function openSession(
     );
   }, WAITING_NOTICE_MS);
   try {
-    const client = await EngineCoreClient.connect(config, { signal: lifecycle.signal });
+    const client = await EngineCoreClient.connect({ ...config, ...settings }, { signal: lifecycle.signal });
     lifecycle.add({ close: () => client.shutdown() });
     return { client, mock };
   } finally {

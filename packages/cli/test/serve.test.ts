@@ -161,6 +161,39 @@ describe.concurrent("serve --mock in a child process", () => {
     }
   });
 
+  test("structured outputs reach the engine with a backend (--structured-outputs-config.backend, default auto)", async () => {
+    for (const extra of [[], ["--structured-outputs-config.backend", "guidance"]]) {
+      const s = await serve(extra);
+      try {
+        // The mock engine, like vLLM's, finishes a structured-outputs request without `_backend` with ERROR.
+        const res = await post(`${s.base}/v1/chat/completions`, {
+          model: "qwen3-mock",
+          messages: [{ role: "user", content: "Hello!" }],
+          max_tokens: 3,
+          response_format: { type: "json_object" },
+        });
+        expect(res.status, extra.join(" ")).toBe(200);
+        const body = (await res.json()) as { choices: { finish_reason: string }[] };
+        expect(body.choices[0]!.finish_reason).toBe("length");
+      } finally {
+        expect((await stop(s, "SIGINT")).code).toBe(130);
+      }
+    }
+    const bad = startCli([
+      "serve",
+      "--mock",
+      "--port",
+      "0",
+      "--structured-outputs-config.backend",
+      "llguidance",
+    ]);
+    const { code } = await bad.done;
+    expect(code).toBe(2);
+    expect(bad.stderr).toMatch(
+      /--structured-outputs-config\.backend must be one of auto, xgrammar, guidance, outlines, lm-format-enforcer, got "llguidance"/,
+    );
+  });
+
   test.each(["SIGINT", "SIGTERM"] as const)(
     "%s while a chat streams: the stream ends, exit 130, mock engine gone",
     async (signal) => {

@@ -1,7 +1,13 @@
 // The public client. It runs on the caller's thread and never touches a socket: every engine
 // interaction goes through the runtime host (@vllm-engine-core/runtime), whose dedicated worker
 // thread owns the ZeroMQ sockets, the request registry and the engine selection.
-import { type EngineCoreClientConfig, resolveConfig } from "@vllm-engine-core/config";
+import {
+  type EngineCoreClientConfig,
+  resolveConfig,
+  resolveStructuredOutputsBackend,
+  type StructuredOutputsBackend,
+  type StructuredOutputsConfig,
+} from "@vllm-engine-core/config";
 import { ClientClosedError } from "@vllm-engine-core/errors";
 import type {
   EngineCoreReadyResponse,
@@ -43,6 +49,8 @@ export class EngineCoreClient implements AsyncDisposable {
   readonly #connection: RuntimeConnection;
   readonly #clientIndex: number;
   readonly #modelName: string;
+  /** `--structured-outputs-config.backend`: what `_backend` requests name (see structured-outputs/backend.ts). */
+  readonly structuredOutputsBackend: StructuredOutputsBackend;
   #closed = false;
   #shuttingDown: Promise<void> | undefined;
   #versions: { engines: EngineVersions[]; request: VllmVersion[] } | undefined;
@@ -54,7 +62,12 @@ export class EngineCoreClient implements AsyncDisposable {
     });
   };
 
-  private constructor(connection: RuntimeConnection, clientIndex: number, modelName: string) {
+  private constructor(
+    connection: RuntimeConnection,
+    clientIndex: number,
+    modelName: string,
+    structuredOutputsBackend: StructuredOutputsBackend,
+  ) {
     this.#connection = connection;
     // Several clients of one thread share the thread's connection object (a same-thread attach returns it):
     // the connection counts them, so that detach() of one leaves the others attached. First: it throws when
@@ -63,6 +76,7 @@ export class EngineCoreClient implements AsyncDisposable {
     this.#observability = new ClientObservability(connection);
     this.#clientIndex = clientIndex;
     this.#modelName = modelName;
+    this.structuredOutputsBackend = structuredOutputsBackend;
   }
 
   /**
@@ -78,13 +92,30 @@ export class EngineCoreClient implements AsyncDisposable {
     const resolved = resolveConfig(config);
     options.signal?.throwIfAborted();
     const connection = await openConnection(resolved, options.signal ? { signal: options.signal } : {});
-    return new EngineCoreClient(connection, resolved.clientIndex, resolved.modelName);
+    return new EngineCoreClient(
+      connection,
+      resolved.clientIndex,
+      resolved.modelName,
+      resolved.structuredOutputs.backend,
+    );
   }
 
-  /** Uses a connection opened on another thread (pass `client.handle` there with postMessage). */
-  static async attach(handle: ClientHandle): Promise<EngineCoreClient> {
+  /**
+   * Uses a connection opened on another thread (pass `client.handle` there with postMessage).
+   * `structuredOutputs`: as in the config of `connect` (default backend `auto`).
+   */
+  static async attach(
+    handle: ClientHandle,
+    options: { structuredOutputs?: StructuredOutputsConfig } = {},
+  ): Promise<EngineCoreClient> {
+    const backend = resolveStructuredOutputsBackend(options.structuredOutputs);
     const connection = await attachConnection(handle);
-    return new EngineCoreClient(connection, connection.info.clientIndex, connection.info.modelName ?? "");
+    return new EngineCoreClient(
+      connection,
+      connection.info.clientIndex,
+      connection.info.modelName ?? "",
+      backend,
+    );
   }
 
   /** Post this to another thread and call `EngineCoreClient.attach(handle)` there. */
@@ -238,6 +269,7 @@ export class EngineCoreClient implements AsyncDisposable {
     const wire = buildRequest(request, this.#clientIndex, {
       maxModelLen: this.maxModelLen,
       vllmVersions: this.#engineVersions.request,
+      structuredOutputsBackend: this.structuredOutputsBackend,
     });
     const stream = new EngineCoreOutputStream(wire.requestId, this.#abortOnEngine, {
       recorder: this.#observability.recorderFor(wire),

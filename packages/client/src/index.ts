@@ -14,6 +14,9 @@ export {
   type EngineCoreClientConfig,
   type HandshakeOwnerTransport,
   type HeartbeatConfig,
+  STRUCTURED_OUTPUTS_BACKENDS,
+  type StructuredOutputsBackend,
+  type StructuredOutputsConfig,
   type TransportConfig,
   type TransportTuning,
 } from "@vllm-engine-core/config";
@@ -39,6 +42,7 @@ export type { SchedulerStatsListener, SleepStateListener } from "./observability
 export { EngineCoreOutputStream } from "./output-stream.js";
 export type { CallRequest } from "./request.js";
 export type { OutputObserver, OutputRecord, RequestTimings } from "./request-timings.js";
+export { resolveStructuredOutputs } from "./structured-outputs/backend.js";
 export {
   PIN_VERSION,
   REQUEST_RULES,

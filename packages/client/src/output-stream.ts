@@ -3,7 +3,7 @@
 // Memory of a slow consumer grows with the tokens it has not read, not with one wrapper object
 // per engine step: consecutive plain token deltas that nobody has read yet are merged into the
 // newest unread one (the engine's outputs are deltas, so merging keeps their meaning).
-import { type EngineCoreOutput, FinishReason } from "@vllm-engine-core/protocol";
+import { type EngineCoreOutput, FinishReason, type FinishReasonName } from "@vllm-engine-core/protocol";
 import type { RequestSink } from "@vllm-engine-core/runtime";
 import { ConcurrentReadError } from "./errors.js";
 import type { OutputObserver, RequestTimings, RequestTimingsRecorder } from "./request-timings.js";
@@ -205,6 +205,20 @@ export class EngineCoreOutputStream implements AsyncIterableIterator<EngineCoreO
       this.#settle();
       this.#abortOnEngine(this.requestId);
     }
+  }
+
+  /**
+   * The frontend finished the request (a stop string matched in the text it decoded): ends the stream like
+   * `return()`, which aborts the request on the engine, but the request counts as finished with
+   * `finishReason` (default stop) in its timings and for output observers (metrics), not as aborted — as
+   * vLLM's output processor finishes it and returns it in `reqs_to_abort`
+   * (vllm/v1/engine/output_processor.py `process_outputs`).
+   */
+  finishByFrontend(finishReason: FinishReasonName = "stop"): void {
+    if (!this.settled && !this.#closed) {
+      this.#timings?.finishByFrontend(finishReason, this.lastTimestamp, this.#observer?.());
+    }
+    void this.return();
   }
 
   /** Leaving early (`break`, `return()`) aborts the request on the engine. */

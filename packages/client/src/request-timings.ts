@@ -50,8 +50,12 @@ export interface RequestTimings {
   /** SamplingParams.max_tokens as sent (null for pooling requests or when unset). */
   readonly maxTokens: number | null;
   readonly finishReason: FinishReasonName | null;
-  /** "engine": the engine sent the final output; "client": aborted here or failed (vLLM records no finish stats then). */
-  readonly finishedBy: "engine" | "client" | null;
+  /**
+   * "engine": the engine sent the final output; "frontend": the frontend finished it (a stop string
+   * matched: `finishByFrontend`), counted like an engine finish as vLLM's output processor does;
+   * "client": aborted here or failed (vLLM records no finish stats then).
+   */
+  readonly finishedBy: "engine" | "frontend" | "client" | null;
 }
 
 /**
@@ -152,7 +156,7 @@ export class RequestTimingsRecorder {
   #numCachedTokens = 0;
   #numPreemptions = 0;
   #prefilling = true;
-  #end: { reason: FinishReasonName | null; by: "engine" | "client"; at: number } | undefined;
+  #end: { reason: FinishReasonName | null; by: "engine" | "frontend" | "client"; at: number } | undefined;
   #snapshot: RequestTimings | undefined;
   #record: Mutable<OutputRecord> | undefined;
 
@@ -214,21 +218,7 @@ export class RequestTimingsRecorder {
       finished = this.snapshot();
     }
     if (observer === undefined) return;
-    // One record per request, refilled per output: no allocation per output on the hot path.
-    let record = this.#record;
-    if (record === undefined) {
-      record = {
-        engineIndex: 0,
-        batchTimestamp: 0.5,
-        newTokens: 0,
-        timeToFirstToken: 0.5,
-        prefillStats: null,
-        interTokenLatency: 0.5,
-        preemptions: 0,
-        finished: null,
-      };
-      this.#record = record;
-    }
+    const record = this.#reusedRecord();
     record.engineIndex = this.#engineIndex;
     record.batchTimestamp = batchTimestamp;
     record.newTokens = newTokens;
@@ -237,6 +227,47 @@ export class RequestTimingsRecorder {
     record.interTokenLatency = itl;
     record.preemptions = preemptions;
     record.finished = finished;
+    observer(record);
+  }
+
+  /** One record per request, refilled per output: no allocation per output on the hot path. */
+  #reusedRecord(): Mutable<OutputRecord> {
+    this.#record ??= {
+      engineIndex: 0,
+      batchTimestamp: 0.5,
+      newTokens: 0,
+      timeToFirstToken: 0.5,
+      prefillStats: null,
+      interTokenLatency: 0.5,
+      preemptions: 0,
+      finished: null,
+    };
+    return this.#record;
+  }
+
+  /**
+   * The frontend finished the request before the engine did (a stop string matched in the text layer): the
+   * finish is recorded as vLLM's output processor records it (`_update_stats_from_finished`, then the
+   * engine request is aborted, which counts nothing), and `observer` sees it as a record with no new tokens.
+   */
+  finishByFrontend(
+    reason: FinishReasonName,
+    batchTimestamp: number,
+    observer: OutputObserver | undefined,
+  ): void {
+    if (this.#end !== undefined) return;
+    this.#snapshot = undefined;
+    this.#end = { reason, by: "frontend", at: wallSeconds() };
+    if (observer === undefined) return;
+    const record = this.#reusedRecord();
+    record.engineIndex = this.#engineIndex;
+    record.batchTimestamp = batchTimestamp;
+    record.newTokens = 0;
+    record.timeToFirstToken = Number.NaN;
+    record.prefillStats = null;
+    record.interTokenLatency = Number.NaN;
+    record.preemptions = 0;
+    record.finished = this.snapshot();
     observer(record);
   }
 

@@ -77,6 +77,26 @@ export type TransportConfig = HandshakeOwnerTransport | BootstrappedTransport;
 /** Data-parallel wave coordinator (spec §8.4): in-process with handshake-owner, external with bootstrapped. */
 export type CoordinatorConfig = { mode: "inproc" } | { mode: "external"; address: string };
 
+/**
+ * vLLM's `StructuredOutputsBackend` (vllm/config/structured_outputs.py): which grammar library the engine
+ * uses for structured outputs. `auto` picks one per request as vLLM's frontend does.
+ */
+export type StructuredOutputsBackend = "auto" | "xgrammar" | "guidance" | "outlines" | "lm-format-enforcer";
+
+export const STRUCTURED_OUTPUTS_BACKENDS: readonly StructuredOutputsBackend[] = [
+  "auto",
+  "xgrammar",
+  "guidance",
+  "outlines",
+  "lm-format-enforcer",
+];
+
+/** vLLM's `StructuredOutputsConfig` (`--structured-outputs-config.backend`), the frontend's part of it. */
+export interface StructuredOutputsConfig {
+  /** Default `auto`. */
+  backend?: StructuredOutputsBackend;
+}
+
 export interface EngineCoreClientConfig {
   transport: TransportConfig;
   /** Default: none (null, as in the resolved form, also means none). */
@@ -85,6 +105,11 @@ export interface EngineCoreClientConfig {
   modelName?: string;
   /** This frontend's index in the engines' `addresses.outputs`. Default 0. */
   clientIndex?: number;
+  /**
+   * The structured-outputs backend the request's `_backend` names, chosen here as vLLM's frontend does
+   * (the engines must have been started with the same `--structured-outputs-config.backend`, default auto).
+   */
+  structuredOutputs?: StructuredOutputsConfig;
 }
 
 export const DEFAULT_ADVERTISED_HOST = "127.0.0.1";
@@ -138,6 +163,7 @@ export interface ResolvedConfig {
   readonly coordinator: Readonly<CoordinatorConfig> | null;
   readonly modelName: string;
   readonly clientIndex: number;
+  readonly structuredOutputs: { readonly backend: StructuredOutputsBackend };
 }
 
 /** Largest delay a Node timer and a ZeroMQ int option take. */
@@ -297,6 +323,22 @@ function resolveCoordinator(
   fail("coordinator.mode", 'expected "inproc" or "external"');
 }
 
+/** Validates `structuredOutputs` and fills its default (backend `auto`); `InvalidConfigError` otherwise. */
+export function resolveStructuredOutputsBackend(
+  c: StructuredOutputsConfig | undefined,
+): StructuredOutputsBackend {
+  if (c === undefined || c === null) return "auto";
+  if (typeof c !== "object") fail("structuredOutputs", `expected { backend? }, got ${String(c)}`);
+  const backend = c.backend ?? "auto";
+  if (!STRUCTURED_OUTPUTS_BACKENDS.includes(backend)) {
+    fail(
+      "structuredOutputs.backend",
+      `expected one of ${STRUCTURED_OUTPUTS_BACKENDS.map((b) => JSON.stringify(b)).join(", ")}, got ${JSON.stringify(backend)}`,
+    );
+  }
+  return backend;
+}
+
 /** The objects `resolveConfig` returned (frozen), so that a resolved config is never validated again. */
 const resolvedConfigs = new WeakSet<object>();
 
@@ -327,6 +369,7 @@ export function resolveConfig(config: EngineCoreClientConfig | ResolvedConfig): 
     coordinator: resolveCoordinator(config.coordinator, transport),
     modelName,
     clientIndex,
+    structuredOutputs: { backend: resolveStructuredOutputsBackend(config.structuredOutputs) },
   };
   deepFreeze(resolved);
   resolvedConfigs.add(resolved);

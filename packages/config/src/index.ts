@@ -24,6 +24,10 @@ export {
   type ResolvedTransportConfig,
   type ResolvedTransportTuning,
   resolveConfig,
+  resolveStructuredOutputsBackend,
+  STRUCTURED_OUTPUTS_BACKENDS,
+  type StructuredOutputsBackend,
+  type StructuredOutputsConfig,
   type TransportConfig,
   type TransportTuning,
 } from "./config.js";

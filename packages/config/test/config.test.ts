@@ -48,6 +48,7 @@ describe("defaults", () => {
       coordinator: null,
       modelName: "",
       clientIndex: 0,
+      structuredOutputs: { backend: "auto" },
     });
   });
 
@@ -57,6 +58,7 @@ describe("defaults", () => {
       coordinator: null,
       modelName: "",
       clientIndex: 0,
+      structuredOutputs: { backend: "auto" },
     });
   });
 
@@ -92,6 +94,9 @@ describe("defaults", () => {
     });
     expect(resolved.coordinator).toEqual({ mode: "inproc" });
     expect(resolved.modelName).toBe("m");
+    expect(
+      resolveConfig({ transport: OWNER, structuredOutputs: { backend: "guidance" } }).structuredOutputs,
+    ).toEqual({ backend: "guidance" });
     expect("localInputAddress" in resolveConfig({ transport: OWNER }).transport).toBe(false);
     expect(resolveConfig({ transport: OWNER, coordinator: null }).coordinator).toBeNull();
     expect(
@@ -278,6 +283,12 @@ describe("every validation rule", () => {
       { transport: OWNER, clientIndex: 1 },
       "clientIndex",
       /must be 0 with the handshake-owner transport \(got 1\)/,
+    ],
+    [
+      "structuredOutputs.backend unknown",
+      { transport: OWNER, structuredOutputs: { backend: "llguidance" } },
+      "structuredOutputs.backend",
+      /expected one of "auto", "xgrammar", "guidance", "outlines", "lm-format-enforcer", got "llguidance"/,
     ],
     [
       "modelName not a string",

@@ -7,7 +7,12 @@
 // Counter names carry `_total` here: Python's prometheus_client (and Rust's prometheus-client, see
 // rust/src/metrics/src/lib.rs) append it when exposing `Counter(name="vllm:x")`; prom-client exposes the
 // name as given.
-import type { EngineCoreClient, OutputRecord, SchedulerStats } from "@vllm-engine-core/client";
+import type {
+  EngineCoreClient,
+  OutputRecord,
+  RequestTimings,
+  SchedulerStats,
+} from "@vllm-engine-core/client";
 import { Counter, Gauge, Histogram, Registry } from "prom-client";
 import {
   build125Buckets,
@@ -360,7 +365,31 @@ export function instrument(client: MetricsClient, options: InstrumentOptions = {
     for (const engineIndex of [...pending.keys()]) flushEngine(engineIndex);
   };
   let last: { engineIndex: number; series: EngineSeries; batch: PendingBatch } | undefined;
+  // IterationStats.update_from_finished_request (+ ParentRequest.observe_finished_request, n = 1).
+  const recordFinished = (s: EngineSeries, finished: RequestTimings) => {
+    s.success.get(finished.finishReason!)?.inc();
+    s.e2e.observe(finished.e2eLatency ?? 0);
+    s.queueTime.observe(finished.queuedTime ?? 0);
+    s.prefillTime.observe(finished.prefillTime ?? 0);
+    s.inferenceTime.observe(finished.inferenceTime ?? 0);
+    s.decodeTime.observe(finished.decodeTime ?? 0);
+    s.prefillKvComputed.observe(finished.numPromptTokens - Math.max(finished.numCachedTokens, 0));
+    s.reqPromptTokens.observe(finished.numPromptTokens);
+    s.reqGenerationTokens.observe(finished.numGenerationTokens);
+    s.tpot.observe(finished.meanTimePerOutputToken ?? 0);
+    if (finished.maxTokens) s.paramsMaxTokens.observe(finished.maxTokens);
+    s.maxGenerationTokens.observe(finished.numGenerationTokens);
+    s.paramsN.observe(1);
+  };
   const onOutput = (record: OutputRecord) => {
+    const finished = record.finished;
+    if (finished !== null && finished.finishedBy === "frontend") {
+      // A stop string finished it in the frontend, after the output that carried its tokens was counted:
+      // only the finish is recorded (vLLM's output processor, same iteration), no tokens, no batch.
+      const s = perEngine.get(record.engineIndex);
+      if (s !== undefined && finished.finishReason !== null) recordFinished(s, finished);
+      return;
+    }
     let batch: PendingBatch | undefined;
     let s: EngineSeries | undefined;
     // Consecutive outputs of one batch: the same engine and timestamp as the previous record.
@@ -407,23 +436,7 @@ export function instrument(client: MetricsClient, options: InstrumentOptions = {
     } else if (!Number.isNaN(record.interTokenLatency)) {
       s.itl.observe(record.interTokenLatency);
     }
-    const finished = record.finished;
-    if (finished !== null && finished.finishReason !== null) {
-      s.success.get(finished.finishReason)?.inc();
-      s.e2e.observe(finished.e2eLatency ?? 0);
-      s.queueTime.observe(finished.queuedTime ?? 0);
-      s.prefillTime.observe(finished.prefillTime ?? 0);
-      s.inferenceTime.observe(finished.inferenceTime ?? 0);
-      s.decodeTime.observe(finished.decodeTime ?? 0);
-      s.prefillKvComputed.observe(finished.numPromptTokens - Math.max(finished.numCachedTokens, 0));
-      s.reqPromptTokens.observe(finished.numPromptTokens);
-      s.reqGenerationTokens.observe(finished.numGenerationTokens);
-      s.tpot.observe(finished.meanTimePerOutputToken ?? 0);
-      if (finished.maxTokens) s.paramsMaxTokens.observe(finished.maxTokens);
-      // ParentRequest.observe_finished_request for a request without parallel sampling (n = 1).
-      s.maxGenerationTokens.observe(finished.numGenerationTokens);
-      s.paramsN.observe(1);
-    }
+    if (finished !== null && finished.finishReason !== null) recordFinished(s, finished);
   };
 
   const unsubscribe = [

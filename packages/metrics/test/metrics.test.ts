@@ -263,6 +263,35 @@ describe("instrument(client)", () => {
     expect(value(all, "vllm:generation_tokens_total", { engine: "0" })).toBeGreaterThanOrEqual(1);
   });
 
+  it("counts a frontend finish (a stop string: stream.finishByFrontend) once as stop, and its engine abort not at all", async () => {
+    harness = await connectToMockEngine({ logStats: true, stepMs: 10 });
+    const { client, engine } = harness;
+    metrics = instrument(client);
+    const stream = await client.call({
+      requestId: "s",
+      promptTokenIds: [1, 2],
+      samplingParams: { maxTokens: 1000 },
+    });
+    await stream.next();
+    await stream.next();
+    stream.finishByFrontend();
+    await engine.waitForEvent((e) => e.event === "abort" && (e.requestIds as string[]).includes("s"));
+    expect(stream.timings).toMatchObject({ finishReason: "stop", finishedBy: "frontend" });
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const all = samples(await metrics.registry.metrics());
+    expect(value(all, "vllm:request_success_total", { engine: "0", finished_reason: "stop" })).toBe(1);
+    expect(value(all, "vllm:request_success_total", { engine: "0", finished_reason: "abort" })).toBe(0);
+    expect(value(all, "vllm:e2e_request_latency_seconds_count", { engine: "0" })).toBe(1);
+    expect(value(all, "vllm:request_generation_tokens_sum", { engine: "0" })).toBe(
+      stream.timings!.numGenerationTokens,
+    );
+    // The finish adds no iteration: only the two outputs' batches are observed.
+    expect(value(all, "vllm:iteration_tokens_total_count", { engine: "0" })).toBe(
+      value(all, "vllm:time_to_first_token_seconds_count", { engine: "0" }) +
+        value(all, "vllm:inter_token_latency_seconds_count", { engine: "0" }),
+    );
+  });
+
   it("vllm:engine_sleep_state follows the client's sleep(level) and wakeUp(), as AsyncLLM records it", async () => {
     harness = await connectToMockEngine({ logStats: true, stepMs: 10 });
     const { client } = harness;

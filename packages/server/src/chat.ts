@@ -230,16 +230,13 @@ export async function chatCompletions(
   const completionTokens = choices.map(() => 0);
   try {
     // The first chunk of each choice carries the role (vLLM: `DeltaMessage(role=role, content="")`, one
-    // chunk per choice index).
+    // chunk per choice index), and with continuous_usage_stats the prompt's usage, no completion tokens yet
+    // (chat_completion/serving.py).
     for (const choice of choices) {
-      const first = chunk([
-        {
-          index: choice.index,
-          delta: { role, content: "" },
-          logprobs: null,
-          finish_reason: null,
-        },
-      ]);
+      const first = chunk(
+        [{ index: choice.index, delta: { role, content: "" }, logprobs: null, finish_reason: null }],
+        continuousUsage ? { usage: usage(promptTokenIds.length, 0) } : {},
+      );
       if (!(await sse.send(first))) {
         await deltas.return?.();
         return reply;

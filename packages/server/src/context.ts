@@ -2,8 +2,14 @@
 // shared steps of a generation request (model check, engine call, disconnect handling, usage).
 import { randomUUID } from "node:crypto";
 import type { CallRequest, EngineCoreClient } from "@vllm-engine-core/client";
-import { type TextRequest, type TextStream, type Tokenizer, textStream } from "@vllm-engine-core/text";
+import {
+  TextOutputProcessor,
+  type TextRequest,
+  type TextStream,
+  type Tokenizer,
+} from "@vllm-engine-core/text";
 import type { FastifyReply, FastifyRequest } from "fastify";
+import { CheckedTextStream } from "./generation-error.js";
 import type { ModelTarget, ServedModels } from "./models.js";
 import type { Body } from "./params.js";
 import { requestIdHeader } from "./request-id.js";
@@ -129,7 +135,10 @@ export function disconnectSignal(reply: FastifyReply): AbortSignal {
   return controller.signal;
 }
 
-/** Sends the request to the engine and returns its text stream (the request is aborted if that fails). */
+/**
+ * Sends the request to the engine and returns its text stream (the request is aborted if that fails). A
+ * request the engine finishes with ERROR throws vLLM's GenerationError from the read (generation-error.ts).
+ */
 export async function startGeneration(
   ctx: ServerContext,
   request: CallRequest & TextRequest,
@@ -137,7 +146,7 @@ export async function startGeneration(
 ): Promise<TextStream> {
   const outputs = await ctx.client.call(request, { signal });
   try {
-    return textStream(ctx.tokenizer, request, outputs);
+    return new CheckedTextStream(outputs, new TextOutputProcessor(ctx.tokenizer, request));
   } catch (error) {
     await outputs.return().catch(() => {});
     throw error;

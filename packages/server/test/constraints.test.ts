@@ -115,6 +115,29 @@ describe("logit_bias and response_format (openai client)", () => {
     expect(lastSampling().structuredOutputs).toBeUndefined();
   });
 
+  it("response_format reaches the engine with the backend vLLM's frontend picks (auto), and runs", async () => {
+    const cases = [
+      [{ type: "json_object" }, "xgrammar", ["json_object"]],
+      [
+        { type: "json_schema", json_schema: { name: "n", schema: { type: "integer", multipleOf: 5 } } },
+        "guidance",
+        ["json"],
+      ],
+    ] as const;
+    for (const [response_format, backend, kinds] of cases) {
+      const reply = await openai.chat.completions.create({
+        model: MODEL,
+        messages,
+        max_tokens: 2,
+        response_format: response_format as never,
+      });
+      // Without `_backend` the engine (mock and vLLM alike) finishes it with ERROR.
+      expect(reply.choices[0]!.finish_reason).toBe("length");
+      const add = engine.events.findLast((e) => e.event === "add" && e.requestId === sent.at(-1)!.requestId);
+      expect(add?.structuredOutputs, backend).toEqual({ backend, backendWasAuto: true, kinds });
+    }
+  });
+
   it("response_format of an unknown type, or json_schema without its schema: 400, param response_format", async () => {
     for (const response_format of [{ type: "yaml" }, { type: "json_schema" }]) {
       const error = await openai.chat.completions

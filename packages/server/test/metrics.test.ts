@@ -46,4 +46,32 @@ describe("GET /metrics", () => {
     expect(sample(text, "vllm:e2e_request_latency_seconds_count", labels)).toBe(2);
     expect(sample(text, "vllm:num_requests_running", labels)).toBe(0);
   });
+
+  it("a stop-string finish counts once as stop (vLLM's output processor), the engine abort after it not at all", async () => {
+    const scrape = async () => (await fetch(`${stack.baseUrl}/metrics`)).text();
+    const labels = `model_name="${MODEL}",engine="0"`;
+    const count = (text: string, reason: string) =>
+      sample(text, "vllm:request_success_total", `${labels},finished_reason="${reason}"`);
+    const before = await scrape();
+    const res = await fetch(`${stack.baseUrl}/v1/completions`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({
+        model: MODEL,
+        prompt: "one two three four five",
+        max_tokens: 50,
+        stop: [" three"],
+      }),
+    });
+    const body = (await res.json()) as { choices: { text: string; finish_reason: string }[] };
+    expect(body.choices[0]).toMatchObject({ text: "one two", finish_reason: "stop" });
+    // The engine's abort of the request arrives after the answer: wait for it before scraping.
+    await stack.engine.waitForEvent((e) => e.event === "abort");
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const after = await scrape();
+    expect(count(after, "stop") - count(before, "stop")).toBe(1);
+    expect(count(after, "abort") - count(before, "abort")).toBe(0);
+    const e2e = (text: string) => sample(text, "vllm:e2e_request_latency_seconds_count", labels);
+    expect(e2e(after) - e2e(before)).toBe(1);
+  });
 });

@@ -4,7 +4,7 @@
 // to "the bytes since the last emitted chunk": a token that completes no pending character emits its own
 // (cached) text with no decode at all. Same output as `WindowDecodeStream` over the library's decode; the
 // property tests check that against the native tokenizer.
-import { REPLACEMENT_CHARACTER, type TokenDecodeStream } from "./decode-stream.js";
+import { REPLACEMENT_CHARACTER, type TokenDecodeStream, withoutBrokenEnd } from "./decode-stream.js";
 
 /** GPT-2's bytes_to_unicode, inverted: the character a byte-level token uses for each byte. */
 function charToByte(): Map<number, number> {
@@ -108,6 +108,8 @@ export class ByteLevelDecodeStream implements TokenDecodeStream {
   readonly #skip: (id: number) => boolean;
   /** Bytes after the last emitted chunk: an unfinished character, or bytes whose decode ends in U+FFFD. */
   #pending: number[] = [];
+  /** UTF-16 units at the start of the pending text that are the prompt's (already its text, never emitted). */
+  #promptChars = 0;
 
   /**
    * `skip` drops special tokens (skip_special_tokens). `pendingPrompt` are the prompt's trailing tokens
@@ -117,6 +119,18 @@ export class ByteLevelDecodeStream implements TokenDecodeStream {
     this.#vocab = vocab;
     this.#skip = skip;
     for (const id of pendingPrompt) if (!skip(id)) for (const b of vocab.bytes(id)) this.#pending.push(b);
+    // Whole characters of those tokens before the unfinished one are prompt text (see seedContext).
+    if (this.#pending.length > 0) {
+      this.#promptChars = withoutBrokenEnd(LOSSY.decode(Uint8Array.from(this.#pending))).length;
+    }
+  }
+
+  /** Pending text from where the generated text starts. */
+  #generated(text: string): string {
+    if (this.#promptChars === 0) return text;
+    const own = text.slice(this.#promptChars);
+    this.#promptChars = 0;
+    return own;
   }
 
   step(tokenId: number): string {
@@ -130,13 +144,13 @@ export class ByteLevelDecodeStream implements TokenDecodeStream {
     const text = LOSSY.decode(Uint8Array.from(this.#pending));
     if (text === "" || text.endsWith(REPLACEMENT_CHARACTER)) return "";
     this.#pending = [];
-    return text;
+    return this.#generated(text);
   }
 
   flush(): string {
     if (this.#pending.length === 0) return "";
     const text = LOSSY.decode(Uint8Array.from(this.#pending));
     this.#pending = [];
-    return text;
+    return this.#generated(withoutBrokenEnd(text));
   }
 }

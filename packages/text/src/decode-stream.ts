@@ -14,7 +14,10 @@ export type DecodeFn = (ids: readonly number[]) => string;
 export interface TokenDecodeStream {
   /** Adds one generated token and returns the text it completes ("" while text is held back). */
   step(tokenId: number): string;
-  /** Ends the stream: returns the held-back text as a full decode renders it (U+FFFD for broken bytes). */
+  /**
+   * Ends the stream: returns the held-back text without its unfinished end (`withoutBrokenEnd`): the
+   * characters the held tokens complete are kept, the bytes of a character they leave unfinished are dropped.
+   */
   flush(): string;
 }
 
@@ -29,9 +32,10 @@ const MAX_UNFINISHED_TAIL = 4;
 
 /**
  * Where the prompt's text ends cleanly: `ids` is the prompt context and `prefixIndex` the number of its
- * tokens whose decode is the prefix. When the prompt ends inside a character, its unfinished tail stays
- * after the prefix, so the generated token that completes the character emits the whole character
- * (tokenizers' DecodeStream and vLLM would echo the whole prompt text in that case).
+ * tokens decoded cleanly. When the prompt ends inside a character, its last tokens (from `prefixIndex`)
+ * stay in the window and `prefix` is the prompt text without the unfinished character, so the generated
+ * token that completes the character emits that character alone (tokenizers' DecodeStream, which vLLM
+ * prefills with the prompt, echoes the whole prompt text in that case).
  */
 export function seedContext(
   decode: DecodeFn,
@@ -51,10 +55,25 @@ export function seedContext(
   if (!text.endsWith(REPLACEMENT_CHARACTER)) return { ids, prefix: text, prefixIndex: ids.length };
   for (let j = ids.length - 1; j >= Math.max(0, ids.length - MAX_UNFINISHED_TAIL); j--) {
     const head = decode(ids.slice(0, j));
-    if (!head.endsWith(REPLACEMENT_CHARACTER)) return { ids, prefix: head, prefixIndex: j };
+    // The held tokens may hold whole characters before the unfinished one (" \xe2\x98": a space and two
+    // bytes of "☕"): they belong to the prompt's text, so the prefix covers them.
+    if (!head.endsWith(REPLACEMENT_CHARACTER)) return { ids, prefix: withoutBrokenEnd(text), prefixIndex: j };
   }
   // The prompt's end is broken beyond repair: it gives no context.
   return { ids: [], prefix: "", prefixIndex: 0 };
+}
+
+/**
+ * The held-back text at the end of a stream without the U+FFFD run it ends in. Text is held back exactly
+ * while its decode ends in U+FFFD (an unfinished character, or bytes that are no UTF-8), and vLLM never
+ * emits it: FastIncrementalDetokenizer (vllm/v1/engine/detokenizer.py) has no flush, so at the end
+ * `DecodeStream` drops everything still held. Here only the broken end goes: whole characters decoded before
+ * it in the same held tokens (a byte-level token " \xe2\x98" holds a space and two bytes of "☕") are kept.
+ */
+export function withoutBrokenEnd(text: string): string {
+  let end = text.length;
+  while (end > 0 && text[end - 1] === REPLACEMENT_CHARACTER) end--;
+  return end === text.length ? text : text.slice(0, end);
 }
 
 function utf8Length(s: string): number {
@@ -120,6 +139,6 @@ export class WindowDecodeStream implements TokenDecodeStream {
     this.#ids = [];
     this.#prefix = "";
     this.#prefixIndex = 0;
-    return chunk;
+    return withoutBrokenEnd(chunk);
   }
 }

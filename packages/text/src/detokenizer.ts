@@ -3,10 +3,11 @@
 // primed with the prompt, stop strings are checked on the new text only, and the streamed text holds back
 // the last `max(len(stop)) - 1` characters while stop strings are to be excluded from the output.
 //
-// One difference, on purpose: when the engine finishes the request, text still held back because its
-// last token left a character unfinished is emitted as a full decode renders it (U+FFFD), as vLLM's Rust
-// frontend does (`flush`); vLLM's Python frontend drops it. So the concatenated deltas always equal the
-// decode of the generated ids.
+// When the engine finishes the request, text still held back (its decode ends in U+FFFD: the last tokens
+// left a character unfinished) loses its broken end, as vLLM drops it (FastIncrementalDetokenizer has no
+// flush); whole characters held with it are emitted, which vLLM drops too (see the README, "UTF-8 edges").
+// A prompt that ends inside a character: the first generated token that completes it emits that one
+// character, where vLLM (tokenizers' DecodeStream prefill) repeats the whole prompt text.
 
 import type { TokenDecodeStream } from "./decode-stream.js";
 import { InvalidTextOptionsError } from "./errors.js";

@@ -11,6 +11,7 @@ export {
   seedContext,
   type TokenDecodeStream,
   WindowDecodeStream,
+  withoutBrokenEnd,
 } from "./decode-stream.js";
 export { type DetokenizerOptions, IncrementalDetokenizer } from "./detokenizer.js";
 export { ChatTemplateError, InvalidTextOptionsError, TokenizerLoadError } from "./errors.js";

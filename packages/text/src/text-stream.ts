@@ -1,6 +1,7 @@
 // An EngineCoreOutputStream read as text. When a stop string finishes the request before the engine does,
-// the engine stream is ended at once, which aborts the request on the engine (vLLM's output processor
-// returns it in `reqs_to_abort` and AsyncLLM aborts it in EngineCore); nothing after it is read.
+// the engine stream is ended at once with `finishByFrontend`: the request counts as finished with stop
+// (metrics, timings) and is aborted on the engine (vLLM's output processor records the finish, returns it
+// in `reqs_to_abort` and AsyncLLM aborts it in EngineCore); nothing after it is read.
 import type { EngineCoreOutput, EngineCoreOutputStream } from "@vllm-engine-core/client";
 import { type TextDelta, TextOutputProcessor, type TextRequest } from "./text-output.js";
 import type { Tokenizer } from "./tokenizer.js";
@@ -40,8 +41,9 @@ export class TextStream implements AsyncIterableIterator<TextDelta> {
       if (delta === null) continue;
       if (delta.finished) {
         this.#done = true;
-        // A stop string matched: end the engine stream now, which sends ABORT for the request.
-        if (delta.abortEngine) void this.#outputs.return();
+        // A stop string matched: the request finished here (counted as a stop finish, not an abort), and
+        // ending the engine stream sends ABORT for it.
+        if (delta.abortEngine) this.#outputs.finishByFrontend("stop");
       }
       return { value: delta, done: false };
     }

@@ -8,6 +8,7 @@ import {
   TextOutputProcessor,
   type TextSamplingParams,
   type Tokenizer,
+  withoutBrokenEnd,
 } from "../src/index.js";
 import { byteTokenIds, bytewiseIds, qwen3, wellFormed } from "./helpers.js";
 
@@ -79,12 +80,12 @@ const textPiece = fc.oneof(
 const sizes = fc.array(fc.integer({ min: 1, max: 4 }), { maxLength: 5 });
 
 describe("incremental detokenization (vLLM FastIncrementalDetokenizer)", () => {
-  it("concatenated deltas equal a full decode of the same ids, for random ids split at random (property)", () => {
+  it("concatenated deltas equal a full decode of the same ids without its broken end, for random ids split at random (property)", () => {
     fc.assert(
       fc.property(fc.array(anyId, { maxLength: 60 }), sizes, fc.boolean(), (ids, s, skip) => {
         const { text, last } = run(tok, chunked(ids, s), { params: { skipSpecialTokens: skip }, prompt: [] });
         expect(last.finished).toBe(true);
-        expect(text).toBe(tok.decode(ids, { skipSpecialTokens: skip }));
+        expect(text).toBe(withoutBrokenEnd(tok.decode(ids, { skipSpecialTokens: skip })));
       }),
       { numRuns: 500 },
     );
@@ -158,11 +159,71 @@ describe("incremental detokenization (vLLM FastIncrementalDetokenizer)", () => {
     expect(text).toBe(" Paris, of course.");
   });
 
-  it("emits an unfinished trailing character as U+FFFD when the request ends, like a full decode", () => {
+  it("drops an unfinished trailing character when the request ends, as vLLM does (no U+FFFD)", () => {
     const [e4, bd] = bytewiseIds(tok, "你");
     const { deltas } = run(tok, [[bytes[0x61]!], [e4!], [bd!]]);
-    expect(deltas.map((d) => d.text)).toEqual(["a", "", REPLACEMENT_CHARACTER]);
+    expect(deltas.map((d) => d.text)).toEqual(["a", "", ""]);
     expect(tok.decode([bytes[0x61]!, e4!, bd!])).toBe(`a${REPLACEMENT_CHARACTER}`);
+  });
+
+  // The UTF-8 edges with Qwen3's own multi-byte tokens (README, "UTF-8 edges"). vLLM's outputs quoted here
+  // are those of its FastIncrementalDetokenizer (tokenizers 0.23.2 `DecodeStream`, prefilled with the
+  // prompt) on the same tokenizer.json and ids.
+  // "café ☕" = ca | fé | " \xe2\x98" (25125: a space and two of ☕'s three bytes) | "\x95" (243);
+  // " 🤖" = " \xf0\x9f" (11162) | "\xa4" (97) | "\x96" (244); "🧑‍💻" = 🧑 | "\xe2\x80" (378) | ...
+  const CAFE = [924, 58858];
+  const SPACE_AND_TWO_BYTES_OF_COFFEE = 25125;
+  const LAST_BYTE_OF_COFFEE = 243;
+  const SPACE_AND_TWO_BYTES_OF_ROBOT = 11162;
+  const THIRD_BYTE_OF_ROBOT = 97;
+  const LAST_BYTE_OF_ROBOT = 244;
+  const TECHNOLOGIST = 148738;
+  const TWO_BYTES_OF_ZWJ = 378;
+
+  it("a stream ending mid-character: the broken bytes are dropped (vLLM too), whole characters held with them are kept (vLLM drops them)", async () => {
+    expect(tok.decode([SPACE_AND_TWO_BYTES_OF_COFFEE])).toBe(` ${REPLACEMENT_CHARACTER}`);
+    // vLLM: "ca", "fé", then nothing: "café".
+    const cafe = run(tok, [[CAFE[0]!], [CAFE[1]!], [SPACE_AND_TWO_BYTES_OF_COFFEE]]);
+    expect(cafe.deltas.map((d) => d.text)).toEqual(["ca", "fé", " "]);
+    expect(cafe.last.finished).toBe(true);
+    // vLLM: nothing at all.
+    expect(run(tok, [[SPACE_AND_TWO_BYTES_OF_ROBOT, THIRD_BYTE_OF_ROBOT]]).text).toBe(" ");
+    // vLLM: "🧑" — the same.
+    expect(run(tok, [[TECHNOLOGIST], [TWO_BYTES_OF_ZWJ]]).text).toBe("🧑");
+    // With a stop string to hold text back, and the held text ending mid-character.
+    const held = run(tok, [[...CAFE, SPACE_AND_TWO_BYTES_OF_COFFEE]], { params: { stop: ["xyz"] } });
+    expect(held.text).toBe("café ");
+    for (const d of [...cafe.deltas, ...held.deltas]) expect(d.text).not.toContain(REPLACEMENT_CHARACTER);
+  });
+
+  it("a prompt ending mid-character: the token that completes it emits that character alone (vLLM repeats the whole prompt)", async () => {
+    const ok = await tok.encode(" ok", { addSpecialTokens: false });
+    // vLLM's first chunk: "café ☕" (the whole prompt text and the completed character), then " ok".
+    const coffee = run(tok, [[LAST_BYTE_OF_COFFEE], ok], {
+      prompt: [...CAFE, SPACE_AND_TWO_BYTES_OF_COFFEE],
+    });
+    expect(coffee.deltas.map((d) => d.text)).toEqual(["☕", " ok"]);
+    // vLLM's first chunk: "Hello 🤖".
+    const hello = await tok.encode("Hello", { addSpecialTokens: false });
+    const robot = run(tok, [[LAST_BYTE_OF_ROBOT, ...ok]], {
+      prompt: [...hello, SPACE_AND_TWO_BYTES_OF_ROBOT, THIRD_BYTE_OF_ROBOT],
+    });
+    expect(robot.text).toBe("🤖 ok");
+    // The prompt's unfinished character never completed: nothing of the prompt is emitted.
+    expect(run(tok, [[]], { prompt: [...CAFE, SPACE_AND_TWO_BYTES_OF_COFFEE] }).text).toBe("");
+    // The generic DecodeStream window (any tokenizer) agrees with the ByteLevel fast path on both edges.
+    for (const [prompt, ids] of [
+      [
+        [...CAFE, SPACE_AND_TWO_BYTES_OF_COFFEE],
+        [LAST_BYTE_OF_COFFEE, ...ok],
+      ],
+      [[], [...CAFE, SPACE_AND_TWO_BYTES_OF_COFFEE]],
+    ] as const) {
+      const fast = tok.createDecodeStream(prompt, { skipSpecialTokens: true });
+      const generic = tok.createDecodeStream(prompt, { skipSpecialTokens: true, generic: true });
+      const both = [fast, generic].map((s) => [...ids.map((id) => s.step(id)), s.flush()].join(""));
+      expect(both[0]).toBe(both[1]);
+    }
   });
 
   it("skip_special_tokens drops special tokens, keeps non-special added ones", async () => {

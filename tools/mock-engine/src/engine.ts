@@ -29,12 +29,15 @@ import {
   type InitAddresses,
   type MockAddRequest,
   type MockOutputs,
+  type MockStructuredOutputs,
   UndecodableAddError,
   zeroCopyThreshold,
 } from "./wire.js";
 
 /** vLLM waits this long for INIT before giving up (HANDSHAKE_TIMEOUT_MINS = 5). */
 const INIT_TIMEOUT_MS = 5 * 60_000;
+/** The backends StructuredOutputManager.grammar_init knows. */
+const STRUCTURED_OUTPUT_BACKENDS = new Set(["xgrammar", "guidance", "outlines", "lm-format-enforcer"]);
 const HANDSHAKE_LINGER_MS = 5_000;
 const OUTPUT_LINGER_MS = 4_000;
 
@@ -316,6 +319,11 @@ export class MockEngineCore implements UtilityHost {
   }
 
   #rejected = 0;
+  /**
+   * StructuredOutputManager.backend (vllm/v1/structured_output/__init__.py): chosen by the first request
+   * with structured outputs, from its `_backend`; one backend per engine, never changed afterwards.
+   */
+  #structuredOutputsBackend: string | null = null;
 
   /**
    * An ADD vLLM cannot decode: the exception escapes process_input_sockets, Python prints the thread's
@@ -338,6 +346,21 @@ export class MockEngineCore implements UtilityHost {
     });
   }
 
+  /**
+   * StructuredOutputManager.grammar_init, called from preprocess_add_request: the first request with
+   * structured outputs picks the engine's backend from its `_backend`, which vLLM's frontend always sets
+   * (SamplingParams._validate_structured_outputs); an unknown one (None included) raises, and the
+   * request finishes with ERROR. The mock compiles no grammar. Returns the error message, or null.
+   */
+  #grammarInit(so: MockStructuredOutputs | null): string | null {
+    if (so === null || this.#structuredOutputsBackend !== null) return null;
+    if (!STRUCTURED_OUTPUT_BACKENDS.has(so.backend ?? "")) {
+      return `Unsupported structured output backend: ${so.backend ?? "None"}`;
+    }
+    this.#structuredOutputsBackend = so.backend;
+    return null;
+  }
+
   #handleAdd(request: MockAddRequest): void {
     const { requestId, clientIndex } = request;
     logEvent({
@@ -350,6 +373,9 @@ export class MockEngineCore implements UtilityHost {
       maxTokens: request.sampling?.maxTokens,
       // Received and skipped, as msgspec does (e.g. session_id from a frontend newer than the pin).
       ...(request.skippedTrailing.length > 0 ? { skippedTrailing: request.skippedTrailing } : {}),
+      ...(request.sampling?.structuredOutputs
+        ? { structuredOutputs: request.sampling.structuredOutputs }
+        : {}),
     });
     if (this.#stopping) {
       this.#sendFinish([requestId], clientIndex, FINISH_ABORT); // _reject_add_in_shutdown
@@ -380,6 +406,18 @@ export class MockEngineCore implements UtilityHost {
         engineIndex: this.engineIndex,
         requestId,
         detail: "max_tokens is None",
+      });
+      this.#sendFinish([requestId], clientIndex, FINISH_ERROR);
+      return;
+    }
+    const grammarError = this.#grammarInit(sampling.structuredOutputs);
+    if (grammarError !== null) {
+      logEvent({
+        event: "fault",
+        kind: "preprocess-error",
+        engineIndex: this.engineIndex,
+        requestId,
+        detail: grammarError,
       });
       this.#sendFinish([requestId], clientIndex, FINISH_ERROR);
       return;

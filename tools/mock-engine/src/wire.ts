@@ -74,6 +74,31 @@ export interface MockSampling {
   stopTokenIds: number[];
   logprobs: number | null;
   promptLogprobs: number | null;
+  /** SamplingParams.structured_outputs as received (null: none): the backend the frontend chose. */
+  structuredOutputs: MockStructuredOutputs | null;
+}
+
+/** The part of StructuredOutputsParams the engine acts on before compiling a grammar. */
+export interface MockStructuredOutputs {
+  /** `_backend` (null when the frontend did not set it). */
+  backend: string | null;
+  /** `_backend_was_auto`. */
+  backendWasAuto: boolean;
+  /** The constraint fields that are set, by wire name (`json`, `regex`, `choice`, `grammar`, ...). */
+  kinds: string[];
+}
+
+const STRUCTURED_OUTPUT_KINDS = ["json", "regex", "choice", "grammar", "json_object", "structural_tag"];
+
+function toMockStructuredOutputs(
+  so: Record<string, unknown> | null | undefined,
+): MockStructuredOutputs | null {
+  if (so === null || so === undefined) return null;
+  return {
+    backend: (so._backend as string | null) ?? null,
+    backendWasAuto: so._backend_was_auto === true,
+    kinds: STRUCTURED_OUTPUT_KINDS.filter((k) => so[k] !== null && so[k] !== undefined),
+  };
 }
 
 export interface MockAddRequest {
@@ -113,6 +138,9 @@ function toMockAdd(request: DecodedEngineCoreRequest): MockAddRequest {
         stopTokenIds: (sp.stop_token_ids ?? []).map(Number),
         logprobs: toNumber(sp.logprobs as bigint | null),
         promptLogprobs: toNumber(sp.prompt_logprobs as bigint | null),
+        structuredOutputs: toMockStructuredOutputs(
+          sp.structured_outputs as Record<string, unknown> | null | undefined,
+        ),
       }
     : null;
   const pooling = request.pooling_params

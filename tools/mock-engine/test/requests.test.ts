@@ -178,6 +178,31 @@ describe("requests", () => {
     ]);
   });
 
+  it("structured outputs without `_backend`: ERROR, as grammar_init raises 'Unsupported structured output backend: None'", async () => {
+    const { frontend, engine } = await setup();
+    await frontend.add(0, request("no-backend", { maxTokens: 3, structuredOutputs: { jsonObject: true } }));
+    const a = await frontend.finished("no-backend");
+    expect(a.last.finishReason).toBe(FinishReason.ERROR);
+    expect(a.tokens).toEqual([]);
+    const fault = await engine.waitForEvent((e) => e.event === "fault");
+    expect(fault).toMatchObject({
+      kind: "preprocess-error",
+      requestId: "no-backend",
+      detail: "Unsupported structured output backend: None",
+    });
+    // With the backend the frontend chose, the request runs; the add event shows what arrived.
+    await frontend.add(
+      0,
+      request("with-backend", {
+        maxTokens: 3,
+        structuredOutputs: { regex: "[a-z]+", backend: "xgrammar", backendWasAuto: true },
+      }),
+    );
+    expect((await frontend.finished("with-backend")).last.finishReason).toBe(FinishReason.LENGTH);
+    const add = engine.events.find((e) => e.event === "add" && e.requestId === "with-backend");
+    expect(add?.structuredOutputs).toEqual({ backend: "xgrammar", backendWasAuto: true, kinds: ["regex"] });
+  });
+
   it("an invalid SamplingParams kills the input handling only (like vLLM's input thread)", async () => {
     const { frontend, engine } = await setup({ stepMs: 5 });
     await frontend.add(0, request("running", { maxTokens: 100_000 }));

