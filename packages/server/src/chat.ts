@@ -3,6 +3,7 @@
 import { FinishReason, finishReasonName, type SamplingParamsInit } from "@vllm-engine-core/client";
 import { type ChatMessage, type TextDelta, withModelStopTokens } from "@vllm-engine-core/text";
 import type { FastifyReply, FastifyRequest } from "fastify";
+import { assistantMessage, ChatDeltaParser, hasOutputParser, parseOutput } from "./chat-output.js";
 import { TextChunkTemplate } from "./chunk-json.js";
 import {
   checkModel,
@@ -27,6 +28,7 @@ import {
   streamOptions,
 } from "./params.js";
 import { SseWriter } from "./sse.js";
+import { chatParsing } from "./chat-parsing.js";
 
 /**
  * Messages as the template gets them. Content parts are joined into a string the way vLLM does for a
@@ -107,19 +109,21 @@ export async function chatCompletions(
   }
   const sampling = samplingFromBody(body, tok.generationDefaults);
   const requestedMax = optInt(body, "max_completion_tokens") ?? optInt(body, "max_tokens");
-  const tools = templateList(body, "tools");
   const documents = templateList(body, "documents");
   const templateVariables = templateObject(body, "chat_template_kwargs");
+  // Tools, tool_choice and reasoning: checked, the template's view, the output constraint, the parsers.
+  const parsing = chatParsing(ctx, body, messages, templateVariables);
+  const tools = parsing.templateTools;
   const chatTemplate = typeof body.chat_template === "string" ? body.chat_template : undefined;
   const addSpecialTokens = optBool(body, "add_special_tokens") ?? false;
 
-  const { promptTokenIds } = await tok.encodeChat(messages, {
+  const { promptTokenIds } = await tok.encodeChat(parsing.messages, {
     addGenerationPrompt,
     continueFinalMessage,
     addSpecialTokens,
     ...(tools ? { tools } : {}),
     ...(documents ? { documents } : {}),
-    ...(templateVariables ? { templateVariables } : {}),
+    ...(parsing.templateVariables ? { templateVariables: parsing.templateVariables } : {}),
     ...(chatTemplate ? { chatTemplate } : {}),
   });
   const maxTokens = resolveMaxTokens(
@@ -129,7 +133,7 @@ export async function chatCompletions(
     ctx.maxModelLen,
   );
   const samplingParams: SamplingParamsInit = withModelStopTokens(
-    { ...sampling, maxTokens, ...(logprobs ? { logprobs: topLogprobs ?? 0 } : {}) },
+    { ...sampling, ...parsing.sampling, maxTokens, ...(logprobs ? { logprobs: topLogprobs ?? 0 } : {}) },
     tok,
   );
   const id = `chatcmpl-${randomId()}`;
@@ -137,8 +141,11 @@ export async function chatCompletions(
   const textStream = await startGeneration(ctx, { requestId: id, promptTokenIds, samplingParams }, signal);
   const base = { id, created: nowSeconds(), model: ctx.servedModelName };
   const shownTop = topLogprobs ?? 0;
+  const output = parsing.output;
+  // vLLM hides per-token metadata when the reasoning is hidden (it would leak the reasoning's tokens).
+  const hideMetadata = !output.includeReasoning && hasOutputParser(output);
   const logprobsOf = (d: TextDelta): { content: ChatLogprobContent[] } | null => {
-    if (!logprobs) return null;
+    if (!logprobs || hideMetadata) return null;
     const positions = logprobPositions(d.output);
     return positions === null ? null : { content: chatLogprobs(tok, positions, shownTop) };
   };
@@ -162,15 +169,20 @@ export async function chatCompletions(
       if (signal.aborted) return reply; // the client is gone: nobody to answer
       throw error;
     }
+    const { message, finishReason } = assistantMessage(
+      output,
+      parseOutput(output, text),
+      (last ? finishOf(last) : null) ?? "stop",
+    );
     return {
       ...base,
       object: "chat.completion",
       choices: [
         {
           index: 0,
-          message: { role: "assistant", content: text, refusal: null, tool_calls: [], reasoning: null },
-          logprobs: logprobs ? { content } : null,
-          finish_reason: last ? finishOf(last) : null,
+          message,
+          logprobs: logprobs && !hideMetadata ? { content } : null,
+          finish_reason: finishReason,
           stop_reason: last?.stopReason ?? null,
         },
       ],
@@ -198,9 +210,26 @@ export async function chatCompletions(
       await textStream.return();
       return reply;
     }
+    const deltas = hasOutputParser(output) ? new ChatDeltaParser(output, promptTokenIds) : undefined;
     for await (const d of textStream) {
       completionTokens += d.tokenIds.length;
       const lp = logprobsOf(d);
+      if (deltas !== undefined) {
+        // Reasoning / tool calls: the parser decides what this delta sends (nothing while it holds text).
+        const delta = deltas.push(d.text, d.finished);
+        if (delta === null && !d.finished) continue;
+        const finish = finishOf(d);
+        const u = continuousUsage ? usage(promptTokenIds.length, completionTokens) : undefined;
+        const parsed = {
+          index: 0,
+          delta: delta ?? {},
+          logprobs: lp,
+          finish_reason: finish === null ? null : deltas.finishReason(finish),
+          ...(d.finished ? { stop_reason: d.stopReason } : {}),
+        };
+        if (!(await sse.send(chunk([parsed], u === undefined ? {} : { usage: u })))) break;
+        continue;
+      }
       if (d.text === "" && !d.finished && lp === null) continue;
       const choice = () => ({
         index: 0,

@@ -6,7 +6,9 @@ import { type TextRequest, type TextStream, type Tokenizer, textStream } from "@
 import type { FastifyReply } from "fastify";
 import { OpenAIApiError } from "./errors.js";
 import type { Body } from "./params.js";
+import type { ReasoningParser } from "./reasoning/index.js";
 import type { SseStats } from "./sse.js";
+import type { ToolServing } from "./tool-calls.js";
 
 /** The part of EngineCoreClient the server uses. */
 export type EngineClient = Pick<EngineCoreClient, "call" | "healthError" | "maxModelLen" | "vllmVersion">;
@@ -22,6 +24,10 @@ export interface ServerContext {
   /** When the server started (`created` of /v1/models). */
   startedAt: number;
   sseStats: SseStats;
+  /** `--enable-auto-tool-choice` / `--tool-call-parser` (chat tool calling). */
+  toolServing: ToolServing;
+  /** `--reasoning-parser` (chat reasoning), when set. */
+  reasoningParser: ReasoningParser | undefined;
 }
 
 /** vLLM's `random_uuid()`: uuid4 hex. */

@@ -8,6 +8,7 @@ import { completions } from "./completions.js";
 import type { EngineClient, ServerContext } from "./context.js";
 import { OpenAIApiError, toApiError } from "./errors.js";
 import { metricsRoute } from "./metrics.js";
+import { parserServing } from "./parser-options.js";
 import type { SseStats } from "./sse.js";
 import { tokenizeRoutes } from "./tokenize.js";
 
@@ -26,6 +27,15 @@ export interface ServerOptions {
   bodyLimit?: number;
   /** fastify's logger option (default off). */
   logger?: boolean;
+  /**
+   * vLLM's `--enable-auto-tool-choice`: `tool_choice` "auto" parses tool calls out of the output (needs
+   * `toolCallParser`).
+   */
+  enableAutoToolChoice?: boolean;
+  /** vLLM's `--tool-call-parser`: hermes, qwen3_coder, llama3_json, mistral, deepseek_v3, … */
+  toolCallParser?: string;
+  /** vLLM's `--reasoning-parser`: qwen3, deepseek_r1. */
+  reasoningParser?: string;
 }
 
 declare module "fastify" {
@@ -44,6 +54,7 @@ export function createServer(options: ServerOptions): FastifyInstance {
     maxModelLen: options.maxModelLen ?? options.client.maxModelLen,
     startedAt: Math.floor(Date.now() / 1000),
     sseStats: { events: 0, drainWaits: 0, maxBufferedBytes: 0 },
+    ...parserServing(options),
   };
   const app = Fastify({
     logger: options.logger ?? false,
