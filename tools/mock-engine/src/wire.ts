@@ -74,6 +74,27 @@ export interface MockSampling {
   stopTokenIds: number[];
   logprobs: number | null;
   promptLogprobs: number | null;
+  /** `extra_args["scripted_token_ids"]`: the tokens to generate first (see tokens.ts ScriptedTokenStream). */
+  script: MockScript | null;
+}
+
+/**
+ * A per-request script, the same keys the model-free executor for vLLM's real engine reads
+ * (tools/vllm-executor): `scripted_token_ids` (ints), `scripted_end` "continue" (default: the mock's
+ * usual tokens follow) or "eos" (the request's EOS follows).
+ */
+export interface MockScript {
+  tokenIds: number[];
+  end: "continue" | "eos";
+}
+
+/** The script in a request's extra_args, or null; a malformed one is ignored (logged by the caller). */
+export function scriptOf(extraArgs: Record<string, unknown> | null | undefined): MockScript | null {
+  const raw = extraArgs?.scripted_token_ids;
+  if (!Array.isArray(raw)) return null;
+  const ids = raw.map((t) => (typeof t === "bigint" ? Number(t) : t));
+  if (!ids.every((t) => Number.isInteger(t) && (t as number) >= 0)) return null;
+  return { tokenIds: ids as number[], end: extraArgs?.scripted_end === "eos" ? "eos" : "continue" };
 }
 
 export interface MockAddRequest {
@@ -111,6 +132,7 @@ function toMockAdd(request: DecodedEngineCoreRequest): MockAddRequest {
         stopTokenIds: (sp.stop_token_ids ?? []).map(Number),
         logprobs: toNumber(sp.logprobs as bigint | null),
         promptLogprobs: toNumber(sp.prompt_logprobs as bigint | null),
+        script: scriptOf(sp.extra_args as Record<string, unknown> | null),
       }
     : null;
   const pooling = request.pooling_params
