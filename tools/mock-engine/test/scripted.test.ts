@@ -9,6 +9,8 @@ describe("scripted tokens (extra_args.scripted_token_ids)", () => {
     expect(scriptOf({ scripted_token_ids: ["a"] })).toBeNull();
     expect(scriptOf({ other: 1 })).toBeNull();
     expect(scriptOf(null)).toBeNull();
+    // The engine's decoder gives extra_args as a Map.
+    expect(scriptOf(new Map<string, unknown>([["scripted_token_ids", [4n]]]))).toEqual({ tokenIds: [4], end: "continue" });
   });
 
   it("emits the script, then EOS (end eos) or the mode's usual tokens (continue)", () => {
