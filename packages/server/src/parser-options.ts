@@ -11,7 +11,10 @@ export interface ParserOptions {
   reasoningParser?: string;
 }
 
-export function parserServing(options: ParserOptions): {
+export function parserServing(
+  options: ParserOptions,
+  vocab: { tokenToId(token: string): number | undefined },
+): {
   toolServing: ToolServing;
   reasoningParser: ReasoningParser | undefined;
 } {
@@ -20,7 +23,9 @@ export function parserServing(options: ParserOptions): {
     throw new ToolParserError("Error: --enable-auto-tool-choice requires --tool-call-parser");
   }
   // The parser name is checked even when unused; vLLM only loads it with --enable-auto-tool-choice.
-  const parser = options.toolCallParser ? toolParser(options.toolCallParser) : undefined;
+  const named = options.toolCallParser ? toolParser(options.toolCallParser) : undefined;
+  // Some formats depend on the tokenizer (Mistral's [ARGS] generation).
+  const parser = named?.forVocabulary ? named.forVocabulary(vocab) : named;
   return {
     toolServing: { enableAutoToolChoice: enable, toolParser: enable ? parser : undefined },
     reasoningParser: options.reasoningParser ? reasoningParser(options.reasoningParser) : undefined,

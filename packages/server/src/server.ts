@@ -54,7 +54,7 @@ export function createServer(options: ServerOptions): FastifyInstance {
     maxModelLen: options.maxModelLen ?? options.client.maxModelLen,
     startedAt: Math.floor(Date.now() / 1000),
     sseStats: { events: 0, drainWaits: 0, maxBufferedBytes: 0 },
-    ...parserServing(options),
+    ...parserServing(options, options.tokenizer),
   };
   const app = Fastify({
     logger: options.logger ?? false,

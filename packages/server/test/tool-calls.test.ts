@@ -33,7 +33,7 @@ type Chunk = OpenAI.Chat.Completions.ChatCompletionChunk;
 interface Folded {
   content: string;
   reasoning: string;
-  calls: { id?: string; type?: string; name?: string; arguments: string }[];
+  calls: { id: string | undefined; type: string | undefined; name: string | undefined; arguments: string }[];
   finish: (string | null)[];
   chunks: Chunk[];
 }
@@ -145,7 +145,7 @@ describe("tool calls and reasoning (hermes + qwen3 parsers, scripted mock engine
   it("enable_thinking=false: the prompt closes the think block, so the answer is content", async () => {
     const body = { ...(await script("Just text.")), chat_template_kwargs: { enable_thinking: false } };
     const res = await create(body);
-    const message = res.choices[0]!.message as { content: string | null; reasoning: string | null };
+    const message = res.choices[0]!.message as unknown as { content: string | null; reasoning: string | null };
     expect(message).toMatchObject({ content: "Just text.", reasoning: null });
     expect(res.choices[0]!.finish_reason).toBe("stop");
     const r = await collect(await createStream(body));

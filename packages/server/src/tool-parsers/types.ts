@@ -69,4 +69,6 @@ export interface ToolParser {
   readonly keepSpecialTokens: boolean;
   extract(output: string, tools: readonly ToolDefinition[]): ExtractedToolCalls;
   stream(tools: readonly ToolDefinition[]): ToolCallStream;
+  /** The parser for this model's vocabulary, when the format depends on it (Mistral's tokenizer versions). */
+  forVocabulary?(vocab: { tokenToId(token: string): number | undefined }): ToolParser;
 }
