@@ -80,8 +80,15 @@ export class RegionStream implements ToolCallStream {
         out.push({ index: i, type: "function", id: this.format.makeId?.() ?? makeToolCallId(), function: { name: call.name } });
       }
       const sent = this.#sent[i] as string;
+      // Re-serialized arguments: only a change tells which prefix is stable (vLLM sends nothing while the
+      // parse is unchanged: `cur_args_json != prev_args_json`).
+      const previous = this.#previous[i] as string;
       const sendable =
-        call.complete || !this.format.reserialized ? call.arguments : commonPrefix(this.#previous[i] as string, call.arguments);
+        call.complete || !this.format.reserialized
+          ? call.arguments
+          : previous !== call.arguments
+            ? commonPrefix(previous, call.arguments)
+            : "";
       this.#previous[i] = call.arguments;
       if (sendable.length > sent.length && sendable.startsWith(sent)) {
         out.push({ index: i, function: { arguments: sendable.slice(sent.length) } });
