@@ -38,7 +38,10 @@ const isNamed = (c: ToolChoice): c is { name: string } => typeof c === "object";
 const blank = (s: string | null) => s === null || s.trim() === "";
 
 /** `DelegatingParser._extract_tool_calls`: tool calls from the answer (the text after any reasoning). */
-function extractToolCalls(cfg: ChatOutputConfig, content: string | null): [ParsedToolCall[] | null, string | null] {
+function extractToolCalls(
+  cfg: ChatOutputConfig,
+  content: string | null,
+): [ParsedToolCall[] | null, string | null] {
   const parser = cfg.toolParser;
   const choice = cfg.request.toolChoice;
   if (parser === undefined || choice === "none") return [[], content];
@@ -102,7 +105,13 @@ export function assistantMessage(
   finishReason: string,
 ): { message: AssistantMessage; finishReason: string } {
   const choice = cfg.request.toolChoice;
-  const base = { role: "assistant" as const, refusal: null, annotations: null, audio: null, function_call: null };
+  const base = {
+    role: "assistant" as const,
+    refusal: null,
+    annotations: null,
+    audio: null,
+    function_call: null,
+  };
   const withCalls = (calls: ParsedToolCall[]) =>
     calls.map((c) => ({
       id: c.id ?? makeToolCallId(),
@@ -200,7 +209,9 @@ class NamedCallStream implements ToolCallStream {
     if (this.#nameSent) return { tool_calls: [{ index: 0, function: { arguments: delta } }] };
     this.#nameSent = true;
     return {
-      tool_calls: [{ index: 0, id: makeToolCallId(), type: "function", function: { name: this.name, arguments: delta } }],
+      tool_calls: [
+        { index: 0, id: makeToolCallId(), type: "function", function: { name: this.name, arguments: delta } },
+      ],
     };
   }
   remainingArguments(): string {
@@ -290,7 +301,8 @@ function merge(into: DeltaMessage | null, add: DeltaMessage | null): DeltaMessag
   if (into === null) return { ...add };
   if (add.content) into.content = (into.content ?? "") + add.content;
   if (add.reasoning) into.reasoning = (into.reasoning ?? "") + add.reasoning;
-  if (add.tool_calls && add.tool_calls.length > 0) into.tool_calls = [...(into.tool_calls ?? []), ...add.tool_calls];
+  if (add.tool_calls && add.tool_calls.length > 0)
+    into.tool_calls = [...(into.tool_calls ?? []), ...add.tool_calls];
   return into;
 }
 
@@ -301,7 +313,9 @@ function normalize(m: DeltaMessage | null): DeltaMessage | null {
   if (m.reasoning) out.reasoning = m.reasoning;
   if (m.content) out.content = m.content;
   if (m.tool_calls && m.tool_calls.length > 0) out.tool_calls = m.tool_calls;
-  return out.reasoning === undefined && out.content === undefined && out.tool_calls === undefined ? null : out;
+  return out.reasoning === undefined && out.content === undefined && out.tool_calls === undefined
+    ? null
+    : out;
 }
 
 /**
@@ -347,7 +361,8 @@ export class ChatDeltaParser {
       const calls = message?.tool_calls;
       const last = calls?.[calls.length - 1];
       const remaining = this.#tools.remainingArguments();
-      if (last?.function && remaining !== "") last.function.arguments = (last.function.arguments ?? "") + remaining;
+      if (last?.function && remaining !== "")
+        last.function.arguments = (last.function.arguments ?? "") + remaining;
     }
     if (message?.tool_calls?.length) this.toolsStreamed = true;
     if (message !== null && !this.#cfg.includeReasoning) message.reasoning = null;

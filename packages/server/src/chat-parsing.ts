@@ -40,7 +40,8 @@ export function chatParsing(
   const effort = body.reasoning_effort;
   if (typeof effort === "string") {
     variables = { reasoning_effort: effort, ...variables };
-    if (!(templateVariables && "enable_thinking" in templateVariables)) variables.enable_thinking = effort !== "none";
+    if (!(templateVariables && "enable_thinking" in templateVariables))
+      variables.enable_thinking = effort !== "none";
   }
 
   const toolParser = ctx.toolServing.toolParser;

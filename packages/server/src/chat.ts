@@ -4,6 +4,7 @@ import { FinishReason, finishReasonName, type SamplingParamsInit } from "@vllm-e
 import { type ChatMessage, type TextDelta, withModelStopTokens } from "@vllm-engine-core/text";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { assistantMessage, ChatDeltaParser, hasOutputParser, parseOutput } from "./chat-output.js";
+import { chatParsing } from "./chat-parsing.js";
 import { TextChunkTemplate } from "./chunk-json.js";
 import {
   checkModel,
@@ -28,7 +29,6 @@ import {
   streamOptions,
 } from "./params.js";
 import { SseWriter } from "./sse.js";
-import { chatParsing } from "./chat-parsing.js";
 
 /**
  * Messages as the template gets them. Content parts are joined into a string the way vLLM does for a

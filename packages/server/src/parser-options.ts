@@ -1,7 +1,8 @@
 // The server options that pick the output parsers, checked at startup as vLLM's CLI does
 // (vllm/entrypoints/openai/cli_args.py `validate_parsed_serve_args`, vllm/parser/parser_manager.py).
-import { reasoningParser } from "./reasoning/index.js";
+
 import type { ReasoningParser } from "./reasoning/index.js";
+import { reasoningParser } from "./reasoning/index.js";
 import type { ToolServing } from "./tool-calls.js";
 import { ToolParserError, toolParser } from "./tool-parsers/index.js";
 

@@ -102,7 +102,10 @@ export function toolRequestOf(body: Body): ToolRequest {
     );
   }
   if (!tools.some((t) => t.function.name === name)) {
-    throw badRequest("The tool specified in `tool_choice` does not match any of the specified `tools`", "tool_choice");
+    throw badRequest(
+      "The tool specified in `tool_choice` does not match any of the specified `tools`",
+      "tool_choice",
+    );
   }
   return { tools, toolChoice: { name }, parallelToolCalls };
 }
@@ -113,7 +116,9 @@ export function checkToolServing(request: ToolRequest, serving: ToolServing): vo
   if (choice === "none" || serving.toolParser !== undefined) return;
   if (choice === "auto") {
     if (!serving.enableAutoToolChoice) {
-      throw badRequest('"auto" tool choice requires --enable-auto-tool-choice and --tool-call-parser to be set');
+      throw badRequest(
+        '"auto" tool choice requires --enable-auto-tool-choice and --tool-call-parser to be set',
+      );
     }
     return;
   }
@@ -133,9 +138,9 @@ export function templateTools(tools: readonly ToolDefinition[]): Record<string, 
         description: fn.description ?? null,
         parameters: fn.parameters ?? null,
         ...(fn.strict === undefined || fn.strict === null ? {} : { strict: fn.strict }),
-        ...(fn.defer_loading ?? outer.defer_loading) !== undefined
+        ...((fn.defer_loading ?? outer.defer_loading) !== undefined
           ? { defer_loading: fn.defer_loading ?? outer.defer_loading }
-          : {},
+          : {}),
       },
       ...(outer.defer_loading === undefined ? {} : { defer_loading: outer.defer_loading }),
     };
@@ -172,7 +177,10 @@ export function toolChoiceSchema(request: ToolRequest): Record<string, unknown> 
     if (params && typeof params.$defs === "object" && params.$defs !== null) {
       for (const [name, schema] of Object.entries(params.$defs as Record<string, unknown>)) {
         if (name in defs && JSON.stringify(defs[name]) !== JSON.stringify(schema)) {
-          throw badRequest(`Tool definition '${name}' has multiple schemas, which is not supported.`, "tools");
+          throw badRequest(
+            `Tool definition '${name}' has multiple schemas, which is not supported.`,
+            "tools",
+          );
         }
         defs[name] = schema;
       }
@@ -181,7 +189,11 @@ export function toolChoiceSchema(request: ToolRequest): Record<string, unknown> 
     }
     return callSchema(tool);
   });
-  const schema: Record<string, unknown> = { type: "array", minItems: 1, items: { type: "object", anyOf: items } };
+  const schema: Record<string, unknown> = {
+    type: "array",
+    minItems: 1,
+    items: { type: "object", anyOf: items },
+  };
   if (Object.keys(defs).length > 0) schema.$defs = defs;
   return schema;
 }
@@ -210,7 +222,8 @@ export function templateMessages(messages: ChatMessage[]): ChatMessage[] {
       delete m.tool_calls;
       return message;
     }
-    if (!Array.isArray(m.tool_calls)) throw badRequest(`messages[${i}].tool_calls must be a list`, "tool_calls");
+    if (!Array.isArray(m.tool_calls))
+      throw badRequest(`messages[${i}].tool_calls must be a list`, "tool_calls");
     if (m.tool_calls.length === 0) {
       delete m.tool_calls;
       return message;
@@ -222,7 +235,10 @@ export function templateMessages(messages: ChatMessage[]): ChatMessage[] {
       const call = { ...(item as Body) };
       const fn = call.function;
       if ((call.type ?? "function") !== "function" || typeof fn !== "object" || fn === null) {
-        throw badRequest("chat completions only support assistant tool_calls of type 'function'.", "tool_calls");
+        throw badRequest(
+          "chat completions only support assistant tool_calls of type 'function'.",
+          "tool_calls",
+        );
       }
       const f = { ...(fn as Body) };
       const args = f.arguments;

@@ -17,7 +17,10 @@ const TOOLS = [
       parameters: { type: "object", properties: { city: { type: "string" } }, required: ["city"] },
     },
   },
-  { type: "function" as const, function: { name: "get_time", parameters: { type: "object", properties: {} } } },
+  {
+    type: "function" as const,
+    function: { name: "get_time", parameters: { type: "object", properties: {} } },
+  },
 ];
 const MESSAGES = [{ role: "user" as const, content: "Weather in Paris?" }];
 const CALL = '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>';
@@ -54,7 +57,12 @@ async function collect(stream: AsyncIterable<Chunk>): Promise<Folded> {
         expect(tc.id).toMatch(/^chatcmpl-tool-[0-9a-f]{16}$/);
         expect(tc.type).toBe("function");
         expect(tc.function?.name).toBeTruthy();
-        out.calls[tc.index] = { id: tc.id, type: tc.type, name: tc.function?.name, arguments: tc.function?.arguments ?? "" };
+        out.calls[tc.index] = {
+          id: tc.id,
+          type: tc.type,
+          name: tc.function?.name,
+          arguments: tc.function?.arguments ?? "",
+        };
       } else {
         expect(tc.id ?? undefined).toBeUndefined();
         call.arguments += tc.function?.arguments ?? "";
@@ -81,9 +89,12 @@ describe("tool calls and reasoning (hermes + qwen3 parsers, scripted mock engine
   });
 
   const create = (body: Record<string, unknown>) =>
-    openai.chat.completions.create({ model: MODEL, messages: MESSAGES, tools: TOOLS, ...body } as never) as Promise<
-      OpenAI.Chat.Completions.ChatCompletion
-    >;
+    openai.chat.completions.create({
+      model: MODEL,
+      messages: MESSAGES,
+      tools: TOOLS,
+      ...body,
+    } as never) as Promise<OpenAI.Chat.Completions.ChatCompletion>;
   const createStream = (body: Record<string, unknown>) =>
     openai.chat.completions.create({
       model: MODEL,
@@ -111,7 +122,9 @@ describe("tool calls and reasoning (hermes + qwen3 parsers, scripted mock engine
   });
 
   it("auto, streaming: reasoning deltas, then the call's id/type/name, then argument fragments; no markup in content", async () => {
-    const r = await collect(await createStream({ ...(await script(THOUGHT + CALL)), stream_options: { include_usage: true } }));
+    const r = await collect(
+      await createStream({ ...(await script(THOUGHT + CALL)), stream_options: { include_usage: true } }),
+    );
     expect(r.chunks[0]!.choices[0]!.delta).toEqual({ role: "assistant", content: "" });
     expect(r.reasoning).toBe("\nThe user wants the weather.\n");
     expect(r.content.trim()).toBe(""); // only the blank line between </think> and <tool_call>
@@ -145,7 +158,10 @@ describe("tool calls and reasoning (hermes + qwen3 parsers, scripted mock engine
   it("enable_thinking=false: the prompt closes the think block, so the answer is content", async () => {
     const body = { ...(await script("Just text.")), chat_template_kwargs: { enable_thinking: false } };
     const res = await create(body);
-    const message = res.choices[0]!.message as unknown as { content: string | null; reasoning: string | null };
+    const message = res.choices[0]!.message as unknown as {
+      content: string | null;
+      reasoning: string | null;
+    };
     expect(message).toMatchObject({ content: "Just text.", reasoning: null });
     expect(res.choices[0]!.finish_reason).toBe("stop");
     const r = await collect(await createStream(body));
@@ -171,12 +187,20 @@ describe("tool calls and reasoning (hermes + qwen3 parsers, scripted mock engine
     expect(r.content).toBe("");
     expect(r.finish).toEqual(["length"]);
     const res = await create(body);
-    expect(res.choices[0]!.message).toMatchObject({ content: null, reasoning: expected.replace("<think>", "") });
+    expect(res.choices[0]!.message).toMatchObject({
+      content: null,
+      reasoning: expected.replace("<think>", ""),
+    });
   });
 
   it("tool_choice required: the JSON array output becomes tool calls, finish tool_calls (whole and streamed)", async () => {
-    const text = '[{"name": "get_weather", "parameters": {"city": "Paris"}}, {"name": "get_time", "parameters": {}}]';
-    const body = { ...(await script(text)), tool_choice: "required", chat_template_kwargs: { enable_thinking: false } };
+    const text =
+      '[{"name": "get_weather", "parameters": {"city": "Paris"}}, {"name": "get_time", "parameters": {}}]';
+    const body = {
+      ...(await script(text)),
+      tool_choice: "required",
+      chat_template_kwargs: { enable_thinking: false },
+    };
     const res = await create(body);
     expect(res.choices[0]!.finish_reason).toBe("tool_calls");
     expect(res.choices[0]!.message.content).toBe("");
@@ -211,7 +235,11 @@ describe("tool calls and reasoning (hermes + qwen3 parsers, scripted mock engine
   });
 
   it("tool_choice none: tools still reach the template, the output stays content", async () => {
-    const body = { ...(await script(CALL)), tool_choice: "none", chat_template_kwargs: { enable_thinking: false } };
+    const body = {
+      ...(await script(CALL)),
+      tool_choice: "none",
+      chat_template_kwargs: { enable_thinking: false },
+    };
     const res = await create(body);
     expect(res.choices[0]!.message.content).toBe(CALL);
     expect(res.choices[0]!.message.tool_calls ?? []).toEqual([]);
@@ -224,7 +252,13 @@ describe("tool calls and reasoning (hermes + qwen3 parsers, scripted mock engine
       {
         role: "assistant",
         content: null,
-        tool_calls: [{ id: "call_1", type: "function", function: { name: "get_weather", arguments: '{"city":"Paris"}' } }],
+        tool_calls: [
+          {
+            id: "call_1",
+            type: "function",
+            function: { name: "get_weather", arguments: '{"city":"Paris"}' },
+          },
+        ],
       },
       { role: "tool", tool_call_id: "call_1", content: "Sunny, 21 C" },
     ];
@@ -242,13 +276,19 @@ describe("tool calls and reasoning (hermes + qwen3 parsers, scripted mock engine
     // Unset fields reach the template as None, in the model's field order (name, description, parameters).
     const tools = TOOLS.map((t) => ({
       type: t.type,
-      function: { name: t.function.name, description: t.function.description ?? null, parameters: t.function.parameters },
+      function: {
+        name: t.function.name,
+        description: t.function.description ?? null,
+        parameters: t.function.parameters,
+      },
     }));
     const options = { addGenerationPrompt: true, tools };
     const expected = await tok.encodeChat(asObjects, options);
     const stringArgs = await tok.encodeChat(asStrings, options);
     expect(expected.promptTokenIds.length).not.toBe(stringArgs.promptTokenIds.length); // the test can tell
-    expect((res as OpenAI.Chat.Completions.ChatCompletion).usage?.prompt_tokens).toBe(expected.promptTokenIds.length);
+    expect((res as OpenAI.Chat.Completions.ChatCompletion).usage?.prompt_tokens).toBe(
+      expected.promptTokenIds.length,
+    );
   });
 
   it("request checks: vLLM's messages and params", async () => {
@@ -257,29 +297,43 @@ describe("tool calls and reasoning (hermes + qwen3 parsers, scripted mock engine
         method: "POST",
         headers: { "content-type": "application/json" },
         body: JSON.stringify({ model: MODEL, messages: MESSAGES, ...body }),
-      }).then(async (r) => ({ status: r.status, error: ((await r.json()) as { error: Record<string, unknown> }).error }));
+      }).then(async (r) => ({
+        status: r.status,
+        error: ((await r.json()) as { error: Record<string, unknown> }).error,
+      }));
     expect(await post(plain.baseUrl, { tools: TOOLS })).toMatchObject({
       status: 400,
-      error: { message: '"auto" tool choice requires --enable-auto-tool-choice and --tool-call-parser to be set' },
+      error: {
+        message: '"auto" tool choice requires --enable-auto-tool-choice and --tool-call-parser to be set',
+      },
     });
     expect(await post(plain.baseUrl, { tools: TOOLS, tool_choice: "required" })).toMatchObject({
       status: 400,
       error: { message: 'tool_choice="required" requires --tool-call-parser to be set' },
     });
-    expect(await post(plain.baseUrl, { tools: TOOLS, tool_choice: "none", max_tokens: 1 })).toMatchObject({ status: 200 });
+    expect(await post(plain.baseUrl, { tools: TOOLS, tool_choice: "none", max_tokens: 1 })).toMatchObject({
+      status: 200,
+    });
     expect(await post(stack.baseUrl, { tool_choice: "auto" })).toMatchObject({
       status: 400,
       error: { message: "When using `tool_choice`, `tools` must be set.", param: "tool_choice" },
     });
-    expect(await post(stack.baseUrl, { tools: [] })).toMatchObject({ status: 400, error: { param: "tools" } });
+    expect(await post(stack.baseUrl, { tools: [] })).toMatchObject({
+      status: 400,
+      error: { param: "tools" },
+    });
     expect(await post(stack.baseUrl, { tools: TOOLS, tool_choice: "sometimes" })).toMatchObject({
       status: 400,
       error: {
-        message: 'Invalid value for `tool_choice`: sometimes! Only named tools, "none", "auto" or "required" are supported.',
+        message:
+          'Invalid value for `tool_choice`: sometimes! Only named tools, "none", "auto" or "required" are supported.',
       },
     });
     expect(
-      await post(stack.baseUrl, { tools: TOOLS, tool_choice: { type: "function", function: { name: "nope" } } }),
+      await post(stack.baseUrl, {
+        tools: TOOLS,
+        tool_choice: { type: "function", function: { name: "nope" } },
+      }),
     ).toMatchObject({
       status: 400,
       error: { message: "The tool specified in `tool_choice` does not match any of the specified `tools`" },

@@ -10,13 +10,20 @@ describe("scripted tokens (extra_args.scripted_token_ids)", () => {
     expect(scriptOf({ other: 1 })).toBeNull();
     expect(scriptOf(null)).toBeNull();
     // The engine's decoder gives extra_args as a Map.
-    expect(scriptOf(new Map<string, unknown>([["scripted_token_ids", [4n]]]))).toEqual({ tokenIds: [4], end: "continue" });
+    expect(scriptOf(new Map<string, unknown>([["scripted_token_ids", [4n]]]))).toEqual({
+      tokenIds: [4],
+      end: "continue",
+    });
   });
 
   it("emits the script, then EOS (end eos) or the mode's usual tokens (continue)", () => {
     const eos = ScriptedTokenStream.around({ tokenIds: [7, 8], end: "eos" }, 99, new EchoTokenStream([1, 2]));
     expect([eos.next(), eos.next(), eos.next(), eos.next()]).toEqual([7, 8, 99, 99]);
-    const cont = ScriptedTokenStream.around({ tokenIds: [7], end: "continue" }, 99, new EchoTokenStream([1, 2]));
+    const cont = ScriptedTokenStream.around(
+      { tokenIds: [7], end: "continue" },
+      99,
+      new EchoTokenStream([1, 2]),
+    );
     expect([cont.next(), cont.next(), cont.next()]).toEqual([7, 1, 2]);
     const none = ScriptedTokenStream.around(null, 99, new EchoTokenStream([4]));
     expect(none.next()).toBe(4);

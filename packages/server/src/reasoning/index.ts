@@ -22,4 +22,10 @@ export function reasoningParser(name: string): ReasoningParser {
 }
 
 export { ReasoningParserError } from "./errors.js";
-export type { ReasoningDelta, ReasoningParser, ReasoningSession, ReasoningSplit, ReasoningStream } from "./types.js";
+export type {
+  ReasoningDelta,
+  ReasoningParser,
+  ReasoningSession,
+  ReasoningSplit,
+  ReasoningStream,
+} from "./types.js";

@@ -2,9 +2,10 @@
 // (vllm/tool_parsers/deepseekv3_tool_parser.py):
 //   <｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>NAME\n```json\nARGS\n```<｜tool▁call▁end｜>…<｜tool▁calls▁end｜>
 // Arguments are the model's JSON text as written. Text before the calls is content.
+
+import type { PartialCall } from "./region-stream.js";
 import { RegionStream } from "./region-stream.js";
 import { partialTagOverlap } from "./text.js";
-import type { PartialCall } from "./region-stream.js";
 import type { ExtractedToolCalls, ToolParser } from "./types.js";
 
 const CALLS_BEGIN = "<｜tool▁calls▁begin｜>";
@@ -18,7 +19,10 @@ const CALL_RE = /<｜tool▁call▁begin｜>(.*)<｜tool▁sep｜>(.*)\n```json\
 function extract(output: string): ExtractedToolCalls {
   const at = output.indexOf(CALLS_BEGIN);
   if (at === -1) return { toolsCalled: false, toolCalls: [], content: output };
-  const toolCalls = [...output.matchAll(CALL_RE)].map((m) => ({ name: m[2] as string, arguments: m[3] as string }));
+  const toolCalls = [...output.matchAll(CALL_RE)].map((m) => ({
+    name: m[2] as string,
+    arguments: m[3] as string,
+  }));
   const content = output.slice(0, at);
   // vLLM reports tools_called once the start token is there, even when no call parsed.
   return { toolsCalled: true, toolCalls, content: content === "" ? null : content };

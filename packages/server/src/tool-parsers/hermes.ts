@@ -8,6 +8,8 @@
 // complete. Text after the first call is never content. vLLM re-parses the whole output on every delta;
 // this one keeps its place and only looks at the call being written, so a delta costs in proportion to
 // the open call, not to the whole output.
+
+import { isCompleteJson, makeToolCallId, partialTagOverlap, pythonJsonDumps } from "./text.js";
 import type {
   DeltaMessage,
   DeltaToolCall,
@@ -16,7 +18,6 @@ import type {
   ToolCallStream,
   ToolParser,
 } from "./types.js";
-import { isCompleteJson, makeToolCallId, partialTagOverlap, pythonJsonDumps } from "./text.js";
 
 const START = "<tool_call>";
 const END = "</tool_call>";

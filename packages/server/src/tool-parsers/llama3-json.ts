@@ -4,8 +4,8 @@
 // call (one that is not → the whole output is content); arguments re-serialized as Python's json.dumps.
 // Streaming: only an output that starts with `{` (or the python tag) is parsed as calls, as vLLM does.
 import { jsonValueEnd, parsePartialJson, rawDecode } from "./json-text.js";
-import { RegionStream } from "./region-stream.js";
 import type { PartialCall } from "./region-stream.js";
+import { RegionStream } from "./region-stream.js";
 import { pythonJsonDumps } from "./text.js";
 import type { ExtractedToolCalls, ParsedToolCall, ToolParser } from "./types.js";
 
@@ -41,7 +41,8 @@ function parseRegion(text: string, final: boolean): PartialCall[] {
     try {
       obj = parsePartialJson(end === -1 ? rest : rest.slice(0, end)) as Record<string, unknown>;
       // The name is sent whole: known only once a parse without partial strings has it.
-      nameDone = end !== -1 || typeof (parsePartialJson(rest, false) as Record<string, unknown>)?.name === "string";
+      nameDone =
+        end !== -1 || typeof (parsePartialJson(rest, false) as Record<string, unknown>)?.name === "string";
     } catch {
       break;
     }

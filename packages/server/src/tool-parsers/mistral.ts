@@ -8,8 +8,8 @@
 // Call ids are Mistral's 9 alphanumeric characters. `tool_choice` "required" / named go through this parser
 // too (vLLM: supports_required_and_named = False, Mistral enforces them with its own grammar).
 import { parsePartialJson, rawDecode } from "./json-text.js";
-import { RegionStream } from "./region-stream.js";
 import type { PartialCall } from "./region-stream.js";
+import { RegionStream } from "./region-stream.js";
 import { partialTagOverlap, pythonJsonDumps } from "./text.js";
 import type { ExtractedToolCalls, ParsedToolCall, ToolParser } from "./types.js";
 

@@ -5,8 +5,9 @@
 // schema types (`_fix_arg_types`: without a schema they stay strings); arguments are JSON as Python's
 // json.dumps writes it. A `<function=` without `<tool_call>` is a call too. Streaming sends a call's
 // arguments parameter by parameter as each closes, so what is sent is never taken back.
-import { RegionStream } from "./region-stream.js";
+
 import type { PartialCall } from "./region-stream.js";
+import { RegionStream } from "./region-stream.js";
 import { coerceToSchemaType, schemaTypes, toolProperties } from "./schema-types.js";
 import { partialTagOverlap, pythonJsonDumps } from "./text.js";
 import type { ExtractedToolCalls, ToolDefinition, ToolParser } from "./types.js";
@@ -38,7 +39,11 @@ function parameters(body: string, closedOnly: boolean): [string, string][] {
   return out;
 }
 
-function argumentsJson(params: [string, string][], name: string, tools: readonly ToolDefinition[]): Record<string, unknown> {
+function argumentsJson(
+  params: [string, string][],
+  name: string,
+  tools: readonly ToolDefinition[],
+): Record<string, unknown> {
   const props = toolProperties(tools, name);
   const args: Record<string, unknown> = {};
   for (const [key, raw] of params) {
@@ -88,7 +93,10 @@ function extract(output: string, tools: readonly ToolDefinition[]): ExtractedToo
   if (start === -1) return { toolsCalled: false, toolCalls: [], content: output };
   const toolCalls = rawCalls(output, start)
     .filter((c): c is RawCall & { name: string } => c.name !== undefined && c.name !== "")
-    .map((c) => ({ name: c.name, arguments: pythonJsonDumps(argumentsJson(parameters(c.body, false), c.name, tools)) }));
+    .map((c) => ({
+      name: c.name,
+      arguments: pythonJsonDumps(argumentsJson(parameters(c.body, false), c.name, tools)),
+    }));
   if (toolCalls.length === 0) return { toolsCalled: false, toolCalls: [], content: output };
   // Content next to tool calls is stripped (the engine's strip_content_whitespace_with_tools).
   const content = output.slice(0, start).trim();

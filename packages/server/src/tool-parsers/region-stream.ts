@@ -77,7 +77,12 @@ export class RegionStream implements ToolCallStream {
         this.#names[i] = call.name;
         this.#sent[i] = "";
         this.#previous[i] = "";
-        out.push({ index: i, type: "function", id: this.format.makeId?.() ?? makeToolCallId(), function: { name: call.name } });
+        out.push({
+          index: i,
+          type: "function",
+          id: this.format.makeId?.() ?? makeToolCallId(),
+          function: { name: call.name },
+        });
       }
       const sent = this.#sent[i] as string;
       // Re-serialized arguments: only a change tells which prefix is stable (vLLM sends nothing while the

@@ -3,11 +3,29 @@
 import type { ToolDefinition } from "./types.js";
 
 const TYPE_ALIASES: Record<string, string> = {
-  str: "string", text: "string", varchar: "string", char: "string", enum: "string",
-  int: "integer", int32: "integer", int64: "integer", uint: "integer", uint32: "integer", uint64: "integer",
-  long: "integer", short: "integer", unsigned: "integer",
-  float: "number", float32: "number", float64: "number", double: "number",
-  bool: "boolean", dict: "object", arr: "array", list: "array", sequence: "array",
+  str: "string",
+  text: "string",
+  varchar: "string",
+  char: "string",
+  enum: "string",
+  int: "integer",
+  int32: "integer",
+  int64: "integer",
+  uint: "integer",
+  uint32: "integer",
+  uint64: "integer",
+  long: "integer",
+  short: "integer",
+  unsigned: "integer",
+  float: "number",
+  float32: "number",
+  float64: "number",
+  double: "number",
+  bool: "boolean",
+  dict: "object",
+  arr: "array",
+  list: "array",
+  sequence: "array",
 };
 
 /** Every type a schema allows (`type`, `enum` values, anyOf/oneOf/allOf); ["string"] when none is said. */
@@ -28,7 +46,8 @@ export function schemaTypes(schema: unknown): string[] {
     }
   }
   for (const key of ["anyOf", "oneOf", "allOf"]) {
-    if (Array.isArray(s[key])) for (const choice of s[key] as unknown[]) for (const t of schemaTypes(choice)) types.add(t);
+    if (Array.isArray(s[key]))
+      for (const choice of s[key] as unknown[]) for (const t of schemaTypes(choice)) types.add(t);
   }
   return types.size > 0 ? [...types] : ["string"];
 }

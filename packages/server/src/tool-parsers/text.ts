@@ -45,7 +45,11 @@ export function randomUuid16(): string {
 }
 
 /** vLLM's `make_tool_call_id()` (vllm/entrypoints/chat_utils.py): `chatcmpl-tool-<16 hex>`, or Kimi's form. */
-export function makeToolCallId(idType: "random" | "kimi_k2" = "random", name?: string, index?: number): string {
+export function makeToolCallId(
+  idType: "random" | "kimi_k2" = "random",
+  name?: string,
+  index?: number,
+): string {
   if (idType === "kimi_k2") return `functions.${name}:${index}`;
   return `chatcmpl-tool-${randomUuid16()}`;
 }

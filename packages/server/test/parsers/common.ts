@@ -34,14 +34,20 @@ interface Result {
 const tok = qwen3();
 
 function fromStream(r: Streamed): Result {
-  return { content: r.content === "" ? null : r.content, calls: r.calls.map((c) => ({ name: c.name, arguments: c.arguments, id: c.id })) };
+  return {
+    content: r.content === "" ? null : r.content,
+    calls: r.calls.map((c) => ({ name: c.name, arguments: c.arguments, id: c.id })),
+  };
 }
 
 export function commonToolParserTests(cfg: CommonConfig): void {
   const tools = cfg.tools ?? [];
   const whole = (text: string): Result => {
     const r = cfg.parser.extract(text, tools);
-    return { content: r.content, calls: r.toolCalls.map((c) => ({ name: c.name, arguments: c.arguments, id: c.id })) };
+    return {
+      content: r.content,
+      calls: r.toolCalls.map((c) => ({ name: c.name, arguments: c.arguments, id: c.id })),
+    };
   };
   const streamed = async (text: string): Promise<Result> =>
     fromStream(runToolStream(cfg.parser.stream(tools), await tokenDeltas(tok, text)));
@@ -121,7 +127,9 @@ export function commonToolParserTests(cfg: CommonConfig): void {
         const w = whole(text);
         for (const deltas of characterSplits(text)) {
           const s = fromStream(runToolStream(cfg.parser.stream(tools), deltas));
-          expect(s.calls.map((c) => [c.name, c.arguments])).toEqual(w.calls.map((c) => [c.name, c.arguments]));
+          expect(s.calls.map((c) => [c.name, c.arguments])).toEqual(
+            w.calls.map((c) => [c.name, c.arguments]),
+          );
           expect(s.content ?? "").not.toMatch(/tool|TOOL_CALLS|function=/);
         }
       }

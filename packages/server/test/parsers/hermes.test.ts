@@ -6,7 +6,8 @@ import { qwen3 } from "../helpers.js";
 import { characterSplits, runToolStream, tokenDeltas } from "./stream-helpers.js";
 
 const tok = qwen3();
-const stream = async (text: string, interval = 1) => runToolStream(hermes.stream([]), await tokenDeltas(tok, text, interval));
+const stream = async (text: string, interval = 1) =>
+  runToolStream(hermes.stream([]), await tokenDeltas(tok, text, interval));
 
 describe("hermes, streaming (vLLM test_hermes_tool_parser.py)", () => {
   it("just_forward_text: plain text token by token is content, no calls", async () => {
@@ -18,8 +19,10 @@ describe("hermes, streaming (vLLM test_hermes_tool_parser.py)", () => {
     expect(messages.map((m) => m?.content).join("")).toBe(text);
   });
 
-  it("failure_case_bug_19056: boolean arguments stream as {\"trigger\": true}", async () => {
-    const r = await stream('<tool_call>\n{"name": "final_answer", "arguments": {"trigger": true}}\n</tool_call>');
+  it('failure_case_bug_19056: boolean arguments stream as {"trigger": true}', async () => {
+    const r = await stream(
+      '<tool_call>\n{"name": "final_answer", "arguments": {"trigger": true}}\n</tool_call>',
+    );
     expect(r.calls).toHaveLength(1);
     expect(r.calls[0]!.name).toBe("final_answer");
     expect(r.calls[0]!.arguments).toBe('{"trigger": true}');
@@ -69,7 +72,10 @@ describe("hermes, streaming (vLLM test_hermes_tool_parser.py)", () => {
   });
 
   it.each([2, 5])("boolean_args_with_stream_interval %i", async (n) => {
-    const r = await stream('<tool_call>\n{"name": "final_answer", "arguments": {"trigger": true}}\n</tool_call>', n);
+    const r = await stream(
+      '<tool_call>\n{"name": "final_answer", "arguments": {"trigger": true}}\n</tool_call>',
+      n,
+    );
     expect(r.calls[0]!.name).toBe("final_answer");
     expect(JSON.parse(r.calls[0]!.arguments)).toEqual({ trigger: true });
   });
@@ -82,7 +88,9 @@ describe("hermes, streaming (vLLM test_hermes_tool_parser.py)", () => {
   });
 
   it("content_and_tool_call_in_single_chunk", () => {
-    const r = runToolStream(hermes.stream([]), ['Hi!<tool_call>{"name": "f", "arguments": {"x": 1}}</tool_call>']);
+    const r = runToolStream(hermes.stream([]), [
+      'Hi!<tool_call>{"name": "f", "arguments": {"x": 1}}</tool_call>',
+    ]);
     expect(r.content).toBe("Hi!");
     expect(r.calls[0]!.name).toBe("f");
     expect(JSON.parse(r.calls[0]!.arguments)).toEqual({ x: 1 });
@@ -116,7 +124,10 @@ describe("hermes, non-streaming (vLLM test_hermes_tool_parser.py)", () => {
     });
   });
   it("tool_call_between_tags", () => {
-    const r = hermes.extract('<tool_call>\n{"name": "final_answer", "arguments": {"trigger": true}}\n</tool_call>', []);
+    const r = hermes.extract(
+      '<tool_call>\n{"name": "final_answer", "arguments": {"trigger": true}}\n</tool_call>',
+      [],
+    );
     expect(r.toolsCalled).toBe(true);
     expect(r.toolCalls).toEqual([{ name: "final_answer", arguments: '{"trigger": true}' }]);
     expect(r.content).toBeNull();

@@ -9,8 +9,14 @@ const x = (text: string) => llama3Json.extract(text, []);
 
 describe("llama3_json, non-streaming (vLLM test_llama3_json_tool_parser.py)", () => {
   it("simple: a call inside text; content is None once called", () => {
-    const r = x('Here is the result: {"name": "getOpenIncidentsTool", "parameters": {}} Would you like to know more?');
-    expect(r).toEqual({ toolsCalled: true, toolCalls: [{ name: "getOpenIncidentsTool", arguments: "{}" }], content: null });
+    const r = x(
+      'Here is the result: {"name": "getOpenIncidentsTool", "parameters": {}} Would you like to know more?',
+    );
+    expect(r).toEqual({
+      toolsCalled: true,
+      toolCalls: [{ name: "getOpenIncidentsTool", arguments: "{}" }],
+      content: null,
+    });
   });
   it("with_arguments", () => {
     const r = x('{"name": "searchTool", "parameters": {"query": "test query", "limit": 10}}');
@@ -53,7 +59,9 @@ describe("llama3_json, non-streaming (vLLM test_llama3_json_tool_parser.py)", ()
     expect(r.toolCalls.map((c) => c.name)).toEqual(["searchTool", "getOpenIncidentsTool", "searchTool"]);
   });
   it("deeply_nested_json", () => {
-    const r = x('{"name": "complexTool", "parameters": {"level1": {"level2": {"level3": {"level4": {"value": "deep"}}}}}}');
+    const r = x(
+      '{"name": "complexTool", "parameters": {"level1": {"level2": {"level3": {"level4": {"value": "deep"}}}}}}',
+    );
     expect(JSON.parse(r.toolCalls[0]!.arguments).level1.level2.level3.level4.value).toBe("deep");
   });
   it("multiple_with_deep_nesting", () => {
@@ -68,14 +76,21 @@ describe("llama3_json, non-streaming (vLLM test_llama3_json_tool_parser.py)", ()
     const r = x(
       '{"name": "searchTool", "parameters": {"query": "test {value} [complex]","nested": {"inner": "more {brackets}"}}}',
     );
-    expect(JSON.parse(r.toolCalls[0]!.arguments)).toEqual({ query: "test {value} [complex]", nested: { inner: "more {brackets}" } });
+    expect(JSON.parse(r.toolCalls[0]!.arguments)).toEqual({
+      query: "test {value} [complex]",
+      nested: { inner: "more {brackets}" },
+    });
   });
   it("with_escaped_quotes_in_nested_json", () => {
     const r = x('{"name": "parserTool", "parameters": {"text": "He said \\"Hello {world}\\""}}');
     expect(JSON.parse(r.toolCalls[0]!.arguments).text).toBe('He said "Hello {world}"');
   });
   it("missing_name_key", () => {
-    expect(x('{"parameters": {}}')).toEqual({ toolsCalled: false, toolCalls: [], content: '{"parameters": {}}' });
+    expect(x('{"parameters": {}}')).toEqual({
+      toolsCalled: false,
+      toolCalls: [],
+      content: '{"parameters": {}}',
+    });
   });
   it("missing_parameters_and_arguments_key", () => {
     const text = '{"name": "toolWithoutParams"}';
