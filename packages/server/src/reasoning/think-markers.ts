@@ -16,11 +16,21 @@ export interface ThinkMarkers {
 export class ThinkStream implements ReasoningStream {
   #reasoning: boolean;
   #held = "";
+  readonly #all: readonly string[];
+  /** The markers' first characters: a delta without any of them cannot hold or begin a marker. */
+  readonly #firsts: readonly string[];
   constructor(
     readonly markers: ThinkMarkers,
     startInReasoning: boolean,
   ) {
     this.#reasoning = startInReasoning;
+    this.#all = [markers.start, markers.end, ...markers.implicitEnds];
+    this.#firsts = [...new Set(this.#all.map((k) => k[0] as string))];
+  }
+
+  #markerFree(text: string): boolean {
+    for (const c of this.#firsts) if (text.includes(c)) return false;
+    return true;
   }
 
   get inReasoning(): boolean {
@@ -30,6 +40,12 @@ export class ThinkStream implements ReasoningStream {
   push(delta: string): ReasoningDelta {
     let text = this.#held + delta;
     this.#held = "";
+    // The common case, once per token: nothing that could be a marker.
+    if (this.#markerFree(text)) {
+      return this.#reasoning
+        ? { reasoning: text, content: "", ended: false }
+        : { reasoning: "", content: text, ended: false };
+    }
     let reasoning = "";
     let content = "";
     let ended = false;
@@ -38,7 +54,7 @@ export class ThinkStream implements ReasoningStream {
       // The earliest marker in the text decides.
       let at = -1;
       let which = "";
-      for (const marker of [m.start, m.end, ...m.implicitEnds]) {
+      for (const marker of this.#all) {
         const i = text.indexOf(marker);
         if (i !== -1 && (at === -1 || i < at)) {
           at = i;
@@ -46,7 +62,8 @@ export class ThinkStream implements ReasoningStream {
         }
       }
       if (at === -1) {
-        const hold = Math.max(...[m.start, m.end, ...m.implicitEnds].map((k) => partialTagOverlap(text, k)));
+        let hold = 0;
+        for (const k of this.#all) hold = Math.max(hold, partialTagOverlap(text, k));
         reasoning += text.slice(0, text.length - hold);
         this.#held = text.slice(text.length - hold);
         return { reasoning, content, ended };
@@ -61,7 +78,7 @@ export class ThinkStream implements ReasoningStream {
       text = which === m.end ? text.slice(at + which.length) : text.slice(at);
     }
     if (m.dropEndInContent) {
-      text = text.split(m.end).join("");
+      if (text.includes(m.end)) text = text.split(m.end).join("");
       const hold = partialTagOverlap(text, m.end);
       this.#held = text.slice(text.length - hold);
       text = text.slice(0, text.length - hold);

@@ -2,9 +2,15 @@
 
 /** Length of the longest proper prefix of `tag` that is a suffix of `text` (vLLM's `partial_tag_overlap`). */
 export function partialTagOverlap(text: string, tag: string): number {
+  // Runs on every streamed delta: compares characters in place rather than slicing candidates.
   const max = Math.min(tag.length - 1, text.length);
+  const last = text.charCodeAt(text.length - 1);
   for (let k = max; k > 0; k--) {
-    if (text.endsWith(tag.slice(0, k))) return k;
+    if (tag.charCodeAt(k - 1) !== last) continue;
+    let j = 0;
+    const base = text.length - k;
+    while (j < k - 1 && text.charCodeAt(base + j) === tag.charCodeAt(j)) j++;
+    if (j === k - 1) return k;
   }
   return 0;
 }
