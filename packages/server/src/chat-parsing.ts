@@ -22,6 +22,16 @@ export interface ChatParsing {
   /** Overrides for the request's sampling parameters. */
   sampling: Partial<SamplingParamsInit>;
   output: ChatOutputConfig;
+  /**
+   * The engine request's reasoning fields, as vLLM's chat endpoint sets them (the engine applies a
+   * structured-output grammar only once the reasoning ended): `reasoning_ended` true when reasoning is not
+   * included, else whether the prompt already closed it (with a reasoning parser), and the template
+   * kwargs for the engine-side reasoning parser.
+   */
+  engineFields(promptTokenIds: readonly number[]): {
+    reasoningEnded?: boolean;
+    reasoningParserKwargs?: Record<string, unknown>;
+  };
 }
 
 export function chatParsing(
@@ -55,13 +65,20 @@ export function chatParsing(
     if (toolParser.keepSpecialTokens && request.tools !== undefined) sampling.skipSpecialTokens = false;
   }
 
+  const reasoning = ctx.reasoningParser?.session(ctx.tokenizer, variables ?? {});
   return {
+    engineFields: (promptTokenIds) => {
+      const kwargs = reasoning ? { reasoningParserKwargs: { chat_template_kwargs: variables ?? {} } } : {};
+      if (!includeReasoning) return { reasoningEnded: true, ...kwargs };
+      if (reasoning) return { reasoningEnded: reasoning.isReasoningEnd(promptTokenIds), ...kwargs };
+      return {};
+    },
     messages: templateMessages(messages),
     templateTools: request.tools ? templateTools(request.tools) : undefined,
     templateVariables: variables,
     sampling,
     output: {
-      reasoning: ctx.reasoningParser?.session(ctx.tokenizer, variables ?? {}),
+      reasoning,
       toolParser,
       request,
       includeReasoning,

@@ -138,7 +138,11 @@ export async function chatCompletions(
   );
   const id = `chatcmpl-${randomId()}`;
   const signal = disconnectSignal(reply);
-  const textStream = await startGeneration(ctx, { requestId: id, promptTokenIds, samplingParams }, signal);
+  const textStream = await startGeneration(
+    ctx,
+    { requestId: id, promptTokenIds, samplingParams, ...parsing.engineFields(promptTokenIds) },
+    signal,
+  );
   const base = { id, created: nowSeconds(), model: ctx.servedModelName };
   const shownTop = topLogprobs ?? 0;
   const output = parsing.output;

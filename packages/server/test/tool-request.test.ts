@@ -88,6 +88,31 @@ describe("tool_choice → output constraint", () => {
   });
 });
 
+describe("the engine request's reasoning fields (vLLM's chat endpoint)", () => {
+  const ctx = (reasoning?: string) =>
+    ({
+      tokenizer: qwen3(),
+      ...parserServing(reasoning ? { reasoningParser: reasoning } : {}, qwen3()),
+    }) as unknown as ServerContext;
+  it("reasoning_ended from the prompt with a reasoning parser, true when reasoning is hidden, unset otherwise", async () => {
+    const open = (await qwen3().encodeChat([{ role: "user", content: "hi" }], { addGenerationPrompt: true }))
+      .promptTokenIds;
+    const kwargs = { enable_thinking: false };
+    expect(chatParsing(ctx("qwen3"), {}, [], undefined).engineFields(open)).toEqual({
+      reasoningEnded: false,
+      reasoningParserKwargs: { chat_template_kwargs: {} },
+    });
+    expect(chatParsing(ctx("qwen3"), {}, [], kwargs).engineFields([1, 151668])).toEqual({
+      reasoningEnded: true,
+      reasoningParserKwargs: { chat_template_kwargs: kwargs },
+    });
+    expect(chatParsing(ctx(), { include_reasoning: false }, [], undefined).engineFields(open)).toEqual({
+      reasoningEnded: true,
+    });
+    expect(chatParsing(ctx(), {}, [], undefined).engineFields(open)).toEqual({});
+  });
+});
+
 describe("server flags", () => {
   it("--enable-auto-tool-choice needs --tool-call-parser; an unknown parser is refused with the names", () => {
     expect(() => parserServing({ enableAutoToolChoice: true }, qwen3())).toThrow(
