@@ -219,11 +219,35 @@ class NamedCallStream implements ToolCallStream {
   }
 }
 
-/** `extract_required_tool_call_streaming`: calls out of the growing `[{"name": …, "parameters": …}]` text. */
+/**
+ * `extract_required_tool_call_streaming`: calls out of the growing `[{"name": …, "parameters": …}]` text.
+ * vLLM's algorithm assumes a delta does not span the end of one call and the start of the next (it loses
+ * the next call's name when one does, which a multi-token delta can); so each delta is fed in pieces
+ * that end at every `}` or `,`, and the pieces' outputs are joined.
+ */
 class RequiredCallStream implements ToolCallStream {
   #previous = "";
   #nameReturned = false;
+
   push(delta: string): DeltaMessage | null {
+    const calls: DeltaToolCall[] = [];
+    let from = 0;
+    for (let i = 0; i < delta.length; i++) {
+      const c = delta[i];
+      if (c !== "}" && c !== "," && i !== delta.length - 1) continue;
+      for (const call of this.#step(delta.slice(from, i + 1))?.tool_calls ?? []) {
+        const last = calls[calls.length - 1];
+        // Consecutive argument fragments of one call travel as one.
+        if (last && last.index === call.index && call.id === undefined && last.function && call.function) {
+          last.function.arguments = (last.function.arguments ?? "") + (call.function.arguments ?? "");
+        } else calls.push(call);
+      }
+      from = i + 1;
+    }
+    return calls.length === 0 ? null : { tool_calls: calls };
+  }
+
+  #step(delta: string): DeltaMessage | null {
     const previous = this.#previous;
     const current = previous + delta;
     this.#previous = current;
@@ -348,10 +372,11 @@ export class ChatDeltaParser {
   push(text: string, finished: boolean): DeltaMessage | null {
     let message: DeltaMessage | null = null;
     let answer = text;
-    if (this.#inReasoning && this.#reasoning) {
+    if (this.#reasoning) {
+      // Still fed after the reasoning ended: it may hold back (and Qwen3's drops) a stray `</think>`.
       const r = this.#reasoning.push(text);
       const f = finished ? this.#reasoning.flush() : undefined;
-      message = { reasoning: r.reasoning + (f?.reasoning ?? "") };
+      if (this.#inReasoning) message = { reasoning: r.reasoning + (f?.reasoning ?? "") };
       answer = r.content + (f?.content ?? "");
       if (r.ended) this.#inReasoning = false;
     }
