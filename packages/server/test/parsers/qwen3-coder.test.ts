@@ -128,6 +128,39 @@ describe("qwen3_coder, non-streaming (vLLM test_qwen3coder_tool_parser.py)", () 
       obj_param: { key: "value" },
     });
   });
+  it("anyof_type_conversion: anyOf / oneOf / type lists (Pydantic's Optional[T])", () => {
+    const tools: ToolDefinition[] = [
+      {
+        type: "function",
+        function: {
+          name: "test_anyof",
+          parameters: {
+            type: "object",
+            properties: {
+              anyof_int: { anyOf: [{ type: "integer" }, { type: "null" }], default: 5 },
+              anyof_str: { anyOf: [{ type: "string" }, { type: "null" }] },
+              anyof_array: { anyOf: [{ type: "array", items: { type: "string" } }, { type: "null" }] },
+              anyof_obj: { anyOf: [{ type: "object" }, { type: "null" }] },
+              type_as_array: { type: ["integer", "null"] },
+              multi_non_null: { anyOf: [{ type: "string" }, { type: "integer" }, { type: "null" }] },
+            },
+          },
+        },
+      },
+    ];
+    const r = qwen3Coder.extract(
+      '<tool_call>\n<function=test_anyof>\n<parameter=anyof_int>\n5\n</parameter>\n<parameter=anyof_str>\nhello\n</parameter>\n<parameter=anyof_array>\n["a", "b", "c"]\n</parameter>\n<parameter=anyof_obj>\n{"key": "value"}\n</parameter>\n<parameter=type_as_array>\n42\n</parameter>\n<parameter=multi_non_null>\nsome text\n</parameter>\n</function>\n</tool_call>',
+      tools,
+    );
+    expect(JSON.parse(r.toolCalls[0]!.arguments)).toEqual({
+      anyof_int: 5,
+      anyof_str: "hello",
+      anyof_array: ["a", "b", "c"],
+      anyof_obj: { key: "value" },
+      type_as_array: 42,
+      multi_non_null: "some text",
+    });
+  });
   it("without a schema the values stay strings", () => {
     const r = qwen3Coder.extract(
       "<tool_call>\n<function=f>\n<parameter=n>\n2\n</parameter>\n</function>\n</tool_call>",
