@@ -3,6 +3,8 @@
 import { FinishReason, finishReasonName, type SamplingParamsInit } from "@vllm-engine-core/client";
 import { type ChatMessage, type TextDelta, withModelStopTokens } from "@vllm-engine-core/text";
 import type { FastifyReply, FastifyRequest } from "fastify";
+import { assistantMessage, ChatDeltaParser, hasOutputParser, parseOutput } from "./chat-output.js";
+import { chatParsing } from "./chat-parsing.js";
 import { TextChunkTemplate } from "./chunk-json.js";
 import { disconnectSignal, nowSeconds, requestTarget, type ServerContext, usage } from "./context.js";
 import { badRequest, toApiError } from "./errors.js";
@@ -111,19 +113,21 @@ export async function chatCompletions(
   }
   const sampling = samplingFromBody(body, tok.generationDefaults);
   const requestedMax = optInt(body, "max_completion_tokens") ?? optInt(body, "max_tokens");
-  const tools = templateList(body, "tools");
   const documents = templateList(body, "documents");
   const templateVariables = templateObject(body, "chat_template_kwargs");
+  // Tools, tool_choice and reasoning: checked, the template's view, the output constraint, the parsers.
+  const parsing = chatParsing(ctx, body, messages, templateVariables);
+  const tools = parsing.templateTools;
   const chatTemplate = typeof body.chat_template === "string" ? body.chat_template : undefined;
   const addSpecialTokens = optBool(body, "add_special_tokens") ?? false;
 
-  const { promptTokenIds } = await tok.encodeChat(messages, {
+  const { promptTokenIds } = await tok.encodeChat(parsing.messages, {
     addGenerationPrompt,
     continueFinalMessage,
     addSpecialTokens,
     ...(tools ? { tools } : {}),
     ...(documents ? { documents } : {}),
-    ...(templateVariables ? { templateVariables } : {}),
+    ...(parsing.templateVariables ? { templateVariables: parsing.templateVariables } : {}),
     ...(chatTemplate ? { chatTemplate } : {}),
   });
   const maxTokens = resolveMaxTokens(
@@ -135,6 +139,7 @@ export async function chatCompletions(
   const samplingParams: SamplingParamsInit = withModelStopTokens(
     {
       ...sampling,
+      ...parsing.sampling,
       maxTokens,
       ...(logprobs ? { logprobs: topLogprobs ?? 0 } : {}),
       ...(promptLogprobs !== undefined ? { promptLogprobs } : {}),
@@ -147,6 +152,7 @@ export async function chatCompletions(
     promptTokenIds,
     samplingParams,
     ...sessionIdOf(body, request.headers),
+    ...parsing.engineFields(promptTokenIds),
   };
   checkParentSampling(engineRequest, n);
   const signal = disconnectSignal(reply);
@@ -155,8 +161,11 @@ export async function chatCompletions(
   const deltas = mergeChoices(choices);
   const base = { id, created: nowSeconds(), model: target.model };
   const shownTop = topLogprobs ?? 0;
+  const output = parsing.output;
+  // vLLM hides per-token metadata when the reasoning is hidden (it would leak the reasoning's tokens).
+  const hideMetadata = !output.includeReasoning && hasOutputParser(output);
   const logprobsOf = (d: TextDelta): { content: ChatLogprobContent[] } | null => {
-    if (!logprobs) return null;
+    if (!logprobs || hideMetadata) return null;
     const positions = logprobPositions(d.output);
     return positions === null
       ? null
@@ -196,11 +205,19 @@ export async function chatCompletions(
       object: "chat.completion",
       choices: choices.map((choice) => {
         const r = results[choice.index]!;
+        // One parse per choice (vLLM keeps a parser per choice index).
+        const { message, finishReason } = assistantMessage(
+          output,
+          parseOutput(output, r.text),
+          (r.last ? finishOf(r.last) : null) ?? "stop",
+        );
+        const content =
+          echoed === "" || message.content === null ? message.content : echoed + message.content;
         return {
           index: choice.index,
-          message: { role, content: echoed + r.text, refusal: null, tool_calls: [], reasoning: null },
-          logprobs: logprobs ? { content: r.content } : null,
-          finish_reason: r.last ? finishOf(r.last) : null,
+          message: { ...message, role, content },
+          logprobs: logprobs && !hideMetadata ? { content: r.content } : null,
+          finish_reason: finishReason,
           stop_reason: r.last?.stopReason ?? null,
         };
       }),
@@ -257,10 +274,31 @@ export async function chatCompletions(
         }
       }
     }
+    // Reasoning / tool calls: one parser per choice (vLLM's per-index parser state).
+    const parsers = hasOutputParser(output)
+      ? choices.map(() => new ChatDeltaParser(output, promptTokenIds))
+      : undefined;
     for await (const { choice, delta: d } of deltas) {
       const i = choice.index;
       completionTokens[i]! += d.tokenIds.length;
       const lp = logprobsOf(d);
+      const parser = parsers?.[i];
+      if (parser !== undefined) {
+        // Reasoning / tool calls: the parser decides what this delta sends (nothing while it holds text).
+        const delta = parser.push(d.text, d.finished);
+        if (delta === null && !d.finished) continue;
+        const finish = finishOf(d);
+        const u = continuousUsage ? usage(promptTokenIds.length, completionTokens[i]!) : undefined;
+        const parsed = {
+          index: i,
+          delta: delta ?? {},
+          logprobs: lp,
+          finish_reason: finish === null ? null : parser.finishReason(finish),
+          ...(d.finished ? { stop_reason: d.stopReason } : {}),
+        };
+        if (!(await sse.send(chunk([parsed], u === undefined ? {} : { usage: u })))) break;
+        continue;
+      }
       if (d.text === "" && !d.finished && lp === null) continue;
       const choiceJson = () => ({
         index: i,

@@ -12,8 +12,10 @@ import type { FastifyReply, FastifyRequest } from "fastify";
 import { CheckedTextStream } from "./generation-error.js";
 import type { ModelTarget, ServedModels } from "./models.js";
 import type { Body } from "./params.js";
+import type { ReasoningParser } from "./reasoning/index.js";
 import { requestIdHeader } from "./request-id.js";
 import type { SseStats } from "./sse.js";
+import type { ToolServing } from "./tool-calls.js";
 
 /** The part of EngineCoreClient the server uses (`addLora` only with `loraModules`). */
 export type EngineClient = Pick<EngineCoreClient, "call" | "healthError" | "maxModelLen" | "vllmVersion"> &
@@ -34,6 +36,10 @@ export interface ServerContext {
   models: ServedModels;
   /** `--return-tokens-as-token-ids`. */
   returnTokensAsTokenIds: boolean;
+  /** `--enable-auto-tool-choice` / `--tool-call-parser` (chat tool calling). */
+  toolServing: ToolServing;
+  /** `--reasoning-parser` (chat reasoning), when set. */
+  reasoningParser: ReasoningParser | undefined;
 }
 
 /** vLLM's `random_uuid()`: uuid4 hex. */

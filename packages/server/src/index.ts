@@ -11,5 +11,7 @@ export {
 } from "./errors.js";
 export { type LoraModule, parseLoraModules } from "./models.js";
 export { MAX_LOGPROBS } from "./params.js";
+export { REASONING_PARSER_NAMES, ReasoningParserError } from "./reasoning/index.js";
 export { createServer, type ServerOptions } from "./server.js";
 export { type SseStats, SseWriter } from "./sse.js";
+export { TOOL_PARSER_NAMES, ToolParserError } from "./tool-parsers/index.js";

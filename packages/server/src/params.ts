@@ -181,7 +181,29 @@ export function samplingFromBody(body: Body, defaults: GenerationDefaults): Samp
   if (logitBias !== undefined) sp.logitBias = logitBias;
   const structuredOutputs = structuredOutputsOf(body);
   if (structuredOutputs !== undefined) sp.structuredOutputs = structuredOutputs;
+  const extraArgs = vllmXargs(body);
+  if (extraArgs !== undefined) sp.extraArgs = extraArgs;
   return sp;
+}
+
+/**
+ * `vllm_xargs`: extra arguments for the engine's custom sampling code, sent as `SamplingParams.extra_args`
+ * (vLLM's `to_sampling_params`; values a string, a number or a list of them). The mock engine and the
+ * model-free executor read `scripted_token_ids` / `scripted_end` from it.
+ */
+function vllmXargs(body: Body): Record<string, unknown> | undefined {
+  if (!present(body, "vllm_xargs")) return undefined;
+  const v = body.vllm_xargs;
+  const scalar = (x: unknown) => typeof x === "string" || (typeof x === "number" && Number.isFinite(x));
+  if (
+    typeof v !== "object" ||
+    v === null ||
+    Array.isArray(v) ||
+    !Object.values(v).every((x) => scalar(x) || (Array.isArray(x) && x.every(scalar)))
+  ) {
+    throw badRequest("`vllm_xargs` must map strings to a string, a number or a list of them", "vllm_xargs");
+  }
+  return Object.keys(v).length === 0 ? undefined : (v as Record<string, unknown>);
 }
 
 /** Requested logprobs beyond the server's limit (vLLM: input_processor.py `_validate_logprobs`). */

@@ -21,6 +21,7 @@ import { LoraLoadError, OpenAIApiError, toApiError } from "./errors.js";
 import { laxPlugin } from "./lax.js";
 import { metricsRoute } from "./metrics.js";
 import { type LoraModule, ServedModels } from "./models.js";
+import { parserServing } from "./parser-options.js";
 import { requestIdHeaders } from "./request-id.js";
 import type { SseStats } from "./sse.js";
 import { tokenizeRoutes } from "./tokenize.js";
@@ -67,6 +68,15 @@ export interface ServerOptions {
     requestCert?: boolean;
     rejectUnauthorized?: boolean;
   };
+  /**
+   * vLLM's `--enable-auto-tool-choice`: `tool_choice` "auto" parses tool calls out of the output (needs
+   * `toolCallParser`).
+   */
+  enableAutoToolChoice?: boolean;
+  /** vLLM's `--tool-call-parser`: hermes, qwen3_coder, llama3_json, mistral, deepseek_v3, … */
+  toolCallParser?: string;
+  /** vLLM's `--reasoning-parser`: qwen3, deepseek_r1. */
+  reasoningParser?: string;
 }
 
 declare module "fastify" {
@@ -91,6 +101,7 @@ export function createServer(options: ServerOptions): FastifyInstance {
     sseStats: { events: 0, drainWaits: 0, maxBufferedBytes: 0 },
     models,
     returnTokensAsTokenIds: options.returnTokensAsTokenIds ?? false,
+    ...parserServing(options, options.tokenizer),
   };
   const rootPath = (options.rootPath ?? "").replace(/\/+$/, "");
   const fastifyOptions: FastifyHttpOptions<Server> = {

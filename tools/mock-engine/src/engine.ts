@@ -433,6 +433,7 @@ export class MockEngineCore implements UtilityHost {
       numLogprobs: sampling.logprobs,
       // gpu_model_runner.py _get_prompt_logprobs_dict skips prompts given as embeddings (no token ids).
       numPromptLogprobs: request.promptTokenIds === null ? null : sampling.promptLogprobs,
+      script: sampling.script,
     });
     if (request.abortImmediately) this.#scheduler.abort([requestId]);
     this.#wakeLoop();

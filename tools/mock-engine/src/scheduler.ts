@@ -9,7 +9,8 @@ import {
   resolveNumLogprobs,
   sampleLogprobs,
 } from "./logprobs.js";
-import { EchoTokenStream, TokenStream } from "./tokens.js";
+import { EchoTokenStream, ScriptedTokenStream, TokenStream } from "./tokens.js";
+import type { MockScript } from "./wire.js";
 
 export const FINISH_STOP = 0;
 export const FINISH_LENGTH = 1;
@@ -30,6 +31,8 @@ export interface SchedRequestSpec {
   numLogprobs?: number | null;
   /** SamplingParams.prompt_logprobs (-1 = whole vocabulary); null/absent = no prompt logprobs. */
   numPromptLogprobs?: number | null;
+  /** extra_args' scripted tokens: generated first, whatever the mode. */
+  script?: MockScript | null;
 }
 
 interface SchedRequest extends SchedRequestSpec {
@@ -147,9 +150,13 @@ export class MockScheduler {
     this.#running.delete(spec.requestId);
     this.#waiting.set(spec.requestId, {
       ...spec,
-      stream: this.limits.echoPrompt
-        ? new EchoTokenStream(spec.promptTokenIds)
-        : new TokenStream(spec.requestId, spec.promptTokenIds),
+      stream: ScriptedTokenStream.around(
+        spec.script ?? null,
+        spec.eosTokenId,
+        this.limits.echoPrompt
+          ? new EchoTokenStream(spec.promptTokenIds)
+          : new TokenStream(spec.requestId, spec.promptTokenIds),
+      ),
       numOutputTokens: 0,
       // Scheduler.add_request: `if self.log_stats: request.record_event(EngineCoreEventType.QUEUED)`.
       events: this.limits.logStats ? [{ type: EVENT_QUEUED, timestamp: monotonic() }] : [],

@@ -74,3 +74,32 @@ export function echoedTokens(promptTokenIds: readonly number[], count: number): 
   const stream = new EchoTokenStream(promptTokenIds);
   return Array.from({ length: count }, () => stream.next());
 }
+
+/**
+ * `extra_args["scripted_token_ids"]`: the script's tokens in order, then (`scripted_end` "eos") the
+ * request's EOS, or ("continue", the default) the mode's usual tokens, as the model-free executor of
+ * vLLM's real engine does. Stop rules apply as to any token: a script may end itself with the EOS id.
+ */
+export class ScriptedTokenStream {
+  #next = 0;
+  private constructor(
+    readonly script: { tokenIds: readonly number[]; end: "continue" | "eos" },
+    readonly eosTokenId: number | null,
+    readonly after: { next(): number },
+  ) {}
+
+  static around(
+    script: { tokenIds: readonly number[]; end: "continue" | "eos" } | null,
+    eosTokenId: number | null,
+    after: { next(): number },
+  ): { next(): number } {
+    return script === null ? after : new ScriptedTokenStream(script, eosTokenId, after);
+  }
+
+  next(): number {
+    const i = this.#next++;
+    if (i < this.script.tokenIds.length) return this.script.tokenIds[i]!;
+    if (this.script.end === "eos" && this.eosTokenId !== null) return this.eosTokenId;
+    return this.after.next();
+  }
+}

@@ -76,6 +76,8 @@ export interface MockSampling {
   promptLogprobs: number | null;
   /** SamplingParams.structured_outputs as received (null: none): the backend the frontend chose. */
   structuredOutputs: MockStructuredOutputs | null;
+  /** `extra_args["scripted_token_ids"]`: the tokens to generate first (see tokens.ts ScriptedTokenStream). */
+  script: MockScript | null;
 }
 
 /** The part of StructuredOutputsParams the engine acts on before compiling a grammar. */
@@ -99,6 +101,30 @@ function toMockStructuredOutputs(
     backendWasAuto: so._backend_was_auto === true,
     kinds: STRUCTURED_OUTPUT_KINDS.filter((k) => so[k] !== null && so[k] !== undefined),
   };
+}
+
+/**
+ * A per-request script, the same keys the model-free executor for vLLM's real engine reads
+ * (tools/vllm-executor): `scripted_token_ids` (ints), `scripted_end` "continue" (default: the mock's
+ * usual tokens follow) or "eos" (the request's EOS follows).
+ */
+export interface MockScript {
+  tokenIds: number[];
+  end: "continue" | "eos";
+}
+
+/** The script in a request's extra_args, or null; a malformed one is ignored (logged by the caller). */
+export function scriptOf(
+  extraArgs: ReadonlyMap<string, unknown> | Record<string, unknown> | null | undefined,
+): MockScript | null {
+  if (extraArgs === null || extraArgs === undefined) return null;
+  const get = (key: string) =>
+    extraArgs instanceof Map ? extraArgs.get(key) : (extraArgs as Record<string, unknown>)[key];
+  const raw = get("scripted_token_ids");
+  if (!Array.isArray(raw)) return null;
+  const ids = raw.map((t) => (typeof t === "bigint" ? Number(t) : t));
+  if (!ids.every((t) => Number.isInteger(t) && (t as number) >= 0)) return null;
+  return { tokenIds: ids as number[], end: get("scripted_end") === "eos" ? "eos" : "continue" };
 }
 
 export interface MockAddRequest {
@@ -141,6 +167,7 @@ function toMockAdd(request: DecodedEngineCoreRequest): MockAddRequest {
         structuredOutputs: toMockStructuredOutputs(
           sp.structured_outputs as Record<string, unknown> | null | undefined,
         ),
+        script: scriptOf(sp.extra_args as ReadonlyMap<string, unknown> | null),
       }
     : null;
   const pooling = request.pooling_params

