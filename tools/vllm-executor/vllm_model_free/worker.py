@@ -170,11 +170,13 @@ class ModelFreeWorker(WorkerBase):
             if sp is None:
                 raise NotImplementedError("model-free executor: pooling requests are not supported")
             script = resolve_script(sp.extra_args, prompt, self.rules, self.options.script_end, self._vocab_size)
+            # The request's own EOS (the frontend sets it from the tokenizer) over the configured one.
+            eos = sp.eos_token_id if sp.eos_token_id is not None else self.eos_token_id
             chooser = TokenChooser(
                 script,
                 prompt_seed(prompt),
                 self._vocab_size,
-                self.eos_token_id,
+                eos,
                 sp.min_tokens,
                 sp.all_stop_token_ids,
             )
