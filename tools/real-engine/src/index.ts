@@ -20,3 +20,10 @@ export {
 export { type EngineFlags, type ExecutorOptions, engineArgv, executorEnv } from "./options.js";
 export { freePort } from "./ports.js";
 export type { ExitInfo, VllmProcess } from "./process.js";
+export {
+  prepareServerModelDir,
+  qwen3TokenizerFiles,
+  startVllmServer,
+  type VllmServer,
+  type VllmServerOptions,
+} from "./server.js";
