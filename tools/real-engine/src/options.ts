@@ -5,7 +5,7 @@ import { EXECUTOR_CLASS } from "./kit.js";
 
 /** The model-free executor's options (tools/vllm-executor/README.md, "Options"). */
 export interface ExecutorOptions {
-  /** KV-cache memory reported as available, bytes (default 64 MiB: 32,768 tokens of the tiny models). */
+  /** KV-cache memory reported as available, bytes (default 64 MiB: 65,536 tokens of the tiny models). */
   readonly kvCacheBytes?: number;
   /** Emulated forward time per step, ms. */
   readonly stepMs?: number;
