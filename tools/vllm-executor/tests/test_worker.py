@@ -26,6 +26,7 @@ def make_worker(env=None):
     w.rules = []
     w.steps_with_tokens = 0
     w.pending = None
+    w.busy_until = 0.0
     w._vocab_size = VOCAB
     w.eos_token_id = 151645
     return w
@@ -155,6 +156,15 @@ class WorkerStepTest(unittest.TestCase):
         delayed.get_output()
         # ... and delivered only after 300 ms + 20 tokens x 1 ms.
         self.assertGreaterEqual(time.monotonic() - started, 0.32 - 0.002)
+
+    def test_overlapping_steps_run_back_to_back_like_a_gpu_stream(self):
+        w = make_worker({"VLLM_MODEL_FREE_STEP_MS": "1000"})
+        w.execute_model(step(new=[new_req("a", [1], max_tokens=3)], scheduled={"a": 1}))
+        first = w.sample_tokens(None)
+        # Async scheduling: the next step is scheduled before the first one's output is read.
+        w.execute_model(step(cached=cached(["a"], [1], [1]), scheduled={"a": 1}))
+        second = w.sample_tokens(None)
+        self.assertAlmostEqual(second._ready_at - first._ready_at, 1.0, delta=0.05)
 
 
 if __name__ == "__main__":

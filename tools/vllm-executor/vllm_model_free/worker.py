@@ -75,6 +75,7 @@ class ModelFreeWorker(WorkerBase):
         self.rules: list[ScriptRule] = []
         self.steps_with_tokens = 0
         self.pending: tuple[object, float] | None = None
+        self.busy_until = 0.0
         self.num_blocks: int | None = None
         self.max_model_len = self.model_config.max_model_len
         self._vocab_size = self.model_config.get_vocab_size()
@@ -140,7 +141,11 @@ class ModelFreeWorker(WorkerBase):
                 f"model-free executor: failing step {self.steps_with_tokens} on purpose "
                 "(option fail_at_step / VLLM_MODEL_FREE_FAIL_AT_STEP)"
             )
-        self.pending = (scheduler_output, started + self.options.forward_seconds(total))
+        # Steps run one after another on a GPU stream: a step scheduled while the previous one is still
+        # "running" (async scheduling) starts when that one ends.
+        begins = max(started, self.busy_until)
+        self.busy_until = begins + self.options.forward_seconds(total)
+        self.pending = (scheduler_output, self.busy_until)
         return None
 
     def sample_tokens(self, grammar_output) -> AsyncModelRunnerOutput:

@@ -30,10 +30,7 @@ describe("realEngineKit", () => {
   it("reports a kit that is not set up when setting up is not allowed", async () => {
     const kitDir = join(scratch, "kit");
     mkdirSync(kitDir);
-    writeFileSync(
-      join(kitDir, "vllm"),
-      'HOME_DIR="$HOME/.cache/vllm-cpu-0000000"\n',
-    );
+    writeFileSync(join(kitDir, "vllm"), 'HOME_DIR="$HOME/.cache/vllm-cpu-0000000"\n');
     const lookup = await realEngineKit({
       env: {
         ...process.env,

@@ -66,6 +66,9 @@ writeFileSync(
 );
 afterAll(() => rmSync(scriptDir, { recursive: true, force: true }));
 
+// Emulated forward time per step: small, so the scenarios stay fast, but measurable.
+const STEP_MS = 20;
+
 for (const asyncScheduling of [false, true]) {
   describe.skipIf(!kit)(title(`real engine, ${asyncScheduling ? "async" : "sync"} scheduling`), () => {
     // max-num-batched-tokens 32: a 100-token prompt is prefilled in four chunks (32, 32, 32, 4).
@@ -171,6 +174,20 @@ for (const asyncScheduling of [false, true]) {
       expect(a.tokenIds).toHaveLength(4);
       expect(b.tokenIds).toEqual(a.tokenIds);
       expect(second.timings?.numCachedTokens).toBe(32); // two full 16-token blocks of the 40
+    });
+
+    it("takes the emulated forward time per step, steps back to back even with async scheduling", async () => {
+      const started = performance.now();
+      const got = await collect(
+        await client().call({
+          requestId: `timed-${asyncScheduling}`,
+          promptTokenIds: [9, 9, 9],
+          samplingParams: { maxTokens: 10 },
+        }),
+      );
+      expect(got.tokenIds).toHaveLength(10);
+      // 10 steps (1 prefill + 9 decode) of at least STEP_MS each.
+      expect(performance.now() - started).toBeGreaterThanOrEqual(10 * STEP_MS);
     });
 
     it("respects min_tokens: a scripted stop token before min_tokens is replaced, as vLLM's sampler masks it", async () => {
