@@ -19,6 +19,12 @@ export interface ExecutorOptions {
   readonly scriptEnd?: "continue" | "eos";
   /** The EOS id for scriptEnd "eos" (default: the model config's eos_token_id). */
   readonly eosTokenId?: number;
+  /**
+   * Log every request the worker sees added and finished ("model-free executor: request ID finished after N
+   * outputs"): finished means freed by vLLM's scheduler (stop, length or abort), so a test can see in the
+   * engine log that an abort reached the real engine.
+   */
+  readonly logRequests?: boolean;
 }
 
 /** Engine flags both launchers pass through (each becomes the vLLM flag of the same name). */
@@ -42,6 +48,7 @@ const EXECUTOR_ENV: Record<keyof ExecutorOptions, string> = {
   scriptFile: "VLLM_MODEL_FREE_SCRIPT",
   scriptEnd: "VLLM_MODEL_FREE_SCRIPT_END",
   eosTokenId: "VLLM_MODEL_FREE_EOS_TOKEN_ID",
+  logRequests: "VLLM_MODEL_FREE_LOG_REQUESTS",
 };
 
 export function executorEnv(options: ExecutorOptions = {}): Record<string, string> {
@@ -57,7 +64,7 @@ export function executorEnv(options: ExecutorOptions = {}): Record<string, strin
     if (typeof value === "number" && (!Number.isFinite(value) || value < 0)) {
       throw new RealEngineOptionsError(`executor.${key}`, `must be a finite number >= 0, got ${value}`);
     }
-    env[variable] = String(value);
+    env[variable] = typeof value === "boolean" ? (value ? "1" : "0") : String(value);
   }
   return env;
 }

@@ -32,6 +32,12 @@ class LoadOptionsTest(unittest.TestCase):
         with self.assertRaisesRegex(OptionsError, ">= 0"):
             load_options({"VLLM_MODEL_FREE_STEP_MS": "-1"})
 
+    def test_boolean_options(self):
+        self.assertTrue(load_options({"VLLM_MODEL_FREE_LOG_REQUESTS": "1"}).log_requests)
+        self.assertFalse(load_options({"VLLM_MODEL_FREE_LOG_REQUESTS": "false"}).log_requests)
+        with self.assertRaisesRegex(OptionsError, "LOG_REQUESTS"):
+            load_options({"VLLM_MODEL_FREE_LOG_REQUESTS": "maybe"})
+
     def test_unknown_file_keys_are_rejected(self):
         with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
             json.dump({"step_msec": 5}, f)

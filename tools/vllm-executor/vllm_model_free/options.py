@@ -17,6 +17,19 @@ from typing import Any, Mapping
 
 ENV_PREFIX = "VLLM_MODEL_FREE_"
 
+def _bool(raw: object) -> bool:
+    if isinstance(raw, bool):
+        return raw
+    text = str(raw).strip().lower()
+    if text in ("1", "true", "yes", "on"):
+        return True
+    if text in ("0", "false", "no", "off"):
+        return False
+    raise ValueError("expected 1/0, true/false, yes/no or on/off")
+
+
+_bool.__name__ = "boolean"
+
 # short name -> (environment variable, parser, default)
 _SPEC: dict[str, tuple[str, Any, Any]] = {
     # KV-cache memory the worker reports as available (bytes); vLLM sizes the block pool from it.
@@ -32,6 +45,9 @@ _SPEC: dict[str, tuple[str, Any, Any]] = {
     "script_end": ("VLLM_MODEL_FREE_SCRIPT_END", str, "continue"),
     # EOS id for script_end "eos"; default: the model config's eos_token_id.
     "eos_token_id": ("VLLM_MODEL_FREE_EOS_TOKEN_ID", int, None),
+    # Log each request the worker sees added and finished (freed by the scheduler: stop, length or abort),
+    # so a test can read from the engine log that an abort reached the real engine.
+    "log_requests": ("VLLM_MODEL_FREE_LOG_REQUESTS", _bool, False),
 }
 
 SCRIPT_END_VALUES = ("continue", "eos")
@@ -50,6 +66,7 @@ class ModelFreeOptions:
     script_file: str | None = None
     script_end: str = "continue"
     eos_token_id: int | None = None
+    log_requests: bool = False
     sources: tuple[str, ...] = field(default=())
 
     def forward_seconds(self, num_scheduled_tokens: int) -> float:

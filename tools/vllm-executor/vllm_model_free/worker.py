@@ -166,7 +166,9 @@ class ModelFreeWorker(WorkerBase):
     # -- per-request state -------------------------------------------------------------------------
     def _update_states(self, so) -> None:
         for req_id in so.finished_req_ids:
-            self.requests.pop(req_id, None)
+            gone = self.requests.pop(req_id, None)
+            if gone is not None and self.options.log_requests:
+                logger.info("model-free executor: request %s finished after %d outputs", req_id, len(gone.output))
         for new in so.scheduled_new_reqs:
             prompt = new.prompt_token_ids
             if prompt is None:
@@ -193,6 +195,13 @@ class ModelFreeWorker(WorkerBase):
                 num_logprobs=self._cap(sp.logprobs),
                 num_prompt_logprobs=self._cap(sp.prompt_logprobs),
             )
+            if self.options.log_requests:
+                logger.info(
+                    "model-free executor: request %s added (%d prompt tokens, %s)",
+                    new.req_id,
+                    len(prompt),
+                    f"script of {len(script.token_ids)} ids" if script else "no script",
+                )
         cached = so.scheduled_cached_reqs
         for i, req_id in enumerate(cached.req_ids):
             state = self.requests[req_id]

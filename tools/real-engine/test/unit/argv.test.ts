@@ -73,6 +73,7 @@ describe("executorEnv", () => {
       VLLM_MODEL_FREE_SCRIPT: "/s.json",
       VLLM_MODEL_FREE_SCRIPT_END: "eos",
       VLLM_MODEL_FREE_EOS_TOKEN_ID: "7",
+      VLLM_MODEL_FREE_LOG_REQUESTS: "1",
     });
   });
 

@@ -190,6 +190,28 @@ for (const asyncScheduling of [false, true]) {
       expect(performance.now() - started).toBeGreaterThanOrEqual(10 * STEP_MS);
     });
 
+    it("an abort from our client reaches the real engine, which frees the request mid-generation", async () => {
+      if (!state.engine) throw new Error("no engine");
+      const id = `aborted-${asyncScheduling}`;
+      const stream = await client().call({
+        requestId: id,
+        promptTokenIds: [4, 5, 6],
+        samplingParams: { maxTokens: 500 },
+      });
+      let seen = 0;
+      for await (const output of stream) {
+        seen += output.newTokenIds.length;
+        if (seen >= 2) break; // leaving the stream early aborts the request on the engine
+      }
+      const line = await state.engine.waitForLog(
+        new RegExp(`request ${id} finished after \\d+ outputs`),
+        30_000,
+      );
+      const outputs = Number(/after (\d+) outputs/.exec(line)?.[1]);
+      expect(outputs).toBeGreaterThanOrEqual(2);
+      expect(outputs).toBeLessThan(500);
+    });
+
     it("respects min_tokens: a scripted stop token before min_tokens is replaced, as vLLM's sampler masks it", async () => {
       const got = await collect(
         await client().call({
