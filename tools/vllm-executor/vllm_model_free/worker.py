@@ -26,7 +26,8 @@ from .kv_spec import kv_cache_specs
 from .options import load_options
 from .script import ScriptRule, TokenChooser, load_rules, prompt_seed, resolve_script
 
-logger = init_logger("vllm_model_free")
+# Under "vllm." so that vLLM's logging configuration (handler, format, level) applies.
+logger = init_logger("vllm.model_free")
 
 
 class ModelFreeStepFailure(RuntimeError):
@@ -95,8 +96,9 @@ class ModelFreeWorker(WorkerBase):
         if self.options.script_file:
             self.rules = load_rules(self.options.script_file, self._vocab_size)
         logger.info(
-            "model-free executor: rank %d, no model loaded; options %s (from %s), %d script rule(s)",
+            "model-free executor: rank %d, no model loaded; async_scheduling=%s; options %s (from %s), %d script rule(s)",
             self.rank,
+            self.scheduler_config.async_scheduling,
             {k: v for k, v in vars(self.options).items() if k != "sources"},
             ", ".join(self.options.sources) or "defaults",
             len(self.rules),

@@ -76,12 +76,17 @@ for (const asyncScheduling of [false, true]) {
       asyncScheduling,
       maxModelLen: 1024,
       maxNumBatchedTokens: 32,
-      executor: { scriptFile },
+      executor: { scriptFile, stepMs: STEP_MS, logRequests: true },
     });
     const client = () => {
       if (!state.client) throw new Error("no client");
       return state.client;
     };
+
+    it(`runs with vLLM's async_scheduling=${asyncScheduling ? "True" : "False"}`, async () => {
+      if (!state.engine) throw new Error("no engine");
+      await state.engine.waitForLog(new RegExp(`async_scheduling=${asyncScheduling ? "True" : "False"}`), 10_000);
+    });
 
     it("streams the scripted ids exactly and finishes with LENGTH", async () => {
       const scripted = [11, 22, 33, 44, 55];
