@@ -85,7 +85,10 @@ for (const asyncScheduling of [false, true]) {
 
     it(`runs with vLLM's async_scheduling=${asyncScheduling ? "True" : "False"}`, async () => {
       if (!state.engine) throw new Error("no engine");
-      await state.engine.waitForLog(new RegExp(`async_scheduling=${asyncScheduling ? "True" : "False"}`), 10_000);
+      await state.engine.waitForLog(
+        new RegExp(`async_scheduling=${asyncScheduling ? "True" : "False"}`),
+        10_000,
+      );
     });
 
     it("streams the scripted ids exactly and finishes with LENGTH", async () => {
