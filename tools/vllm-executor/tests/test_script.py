@@ -44,6 +44,28 @@ class ResolveScriptTest(unittest.TestCase):
             load_rules_from({"rules": [{"prompt_contains": [], "output": [1]}]})
 
 
+class TextScriptTest(unittest.TestCase):
+    # A toy tokenizer: one id per character.
+    encode = staticmethod(lambda text: [ord(c) for c in text])
+    decode = staticmethod(lambda ids: "".join(chr(i) for i in ids))
+
+    def test_text_rules_match_the_decoded_prompt_and_encode_their_output(self):
+        rules = load_rules_from({"rules": [{"prompt_contains_text": "weather", "output_text": "ok"}]}, self.encode)
+        prompt = self.encode("what is the weather?")
+        self.assertEqual(resolve_script(None, prompt, rules, "eos", VOCAB, self.encode, self.decode), Script((111, 107), "eos"))
+        self.assertIsNone(resolve_script(None, self.encode("hi"), rules, "eos", VOCAB, self.encode, self.decode))
+
+    def test_scripted_text_in_extra_args(self):
+        script = resolve_script({"scripted_text": "ab"}, [1], [], "continue", VOCAB, self.encode, self.decode)
+        self.assertEqual(script, Script((97, 98), "continue"))
+
+    def test_text_without_a_tokenizer_is_an_error_that_says_so(self):
+        with self.assertRaisesRegex(ScriptError, "tokenizer"):
+            load_rules_from({"rules": [{"prompt_contains": [1], "output_text": "x"}]})
+        with self.assertRaisesRegex(ScriptError, "exactly one of prompt_contains"):
+            load_rules_from({"rules": [{"prompt_contains": [1], "prompt_contains_text": "x", "output": [1]}]})
+
+
 class TokenChooserTest(unittest.TestCase):
     def test_script_then_deterministic_continuation(self):
         seed = prompt_seed([1, 2, 3])
@@ -71,11 +93,11 @@ class TokenChooserTest(unittest.TestCase):
         self.assertEqual(chooser.token(3), 500)
 
 
-def load_rules_from(data):
+def load_rules_from(data, encode=None):
     with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
         json.dump(data, f)
     try:
-        return load_rules(f.name, VOCAB)
+        return load_rules(f.name, VOCAB, encode)
     finally:
         os.unlink(f.name)
 

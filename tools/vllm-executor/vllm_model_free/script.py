@@ -1,11 +1,12 @@
 """Which token a request gets next: its script first, then deterministic ids (or EOS).
 
 A request's script comes from, in order:
-1. `sampling_params.extra_args["scripted_token_ids"]` (optionally `extra_args["scripted_end"]`:
-   "continue" | "eos"). vLLM's OpenAI server fills `extra_args` from the request body's `vllm_xargs`,
+1. `sampling_params.extra_args["scripted_token_ids"]`, or `["scripted_text"]` (encoded with the model's
+   tokenizer), optionally `extra_args["scripted_end"]`: "continue" | "eos". vLLM's OpenAI server fills `extra_args` from the request body's `vllm_xargs`,
    so this works through our frontend (`samplingParams.extraArgs`) and through vLLM's own server.
 2. The script file (option `script_file`): the first rule whose `prompt_contains` token-id list occurs
-   contiguously in the prompt token ids supplies `output` (and optionally `end`).
+   contiguously in the prompt token ids (or whose `prompt_contains_text` occurs in the decoded prompt)
+   supplies `output` ids or `output_text` (and optionally `end`).
 
 Past the script, output index k of a request gets `deterministic_token(seed, k)`, where the seed is
 derived from the prompt token ids only, so two requests with the same prompt get the same ids (as a
@@ -18,7 +19,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any, Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 # Deterministic ids are drawn from [_BASE, _BASE + _SPAN): ordinary BPE tokens in a Qwen-sized vocab,
 # far from the special tokens at its top end, so decoded text stays plain.
@@ -38,9 +39,16 @@ class Script:
 
 @dataclass(frozen=True)
 class ScriptRule:
-    prompt_contains: tuple[int, ...]
+    # Exactly one of the two: a token-id subsequence, or a text the decoded prompt contains.
+    prompt_contains: tuple[int, ...] | None
+    prompt_contains_text: str | None
     output: tuple[int, ...]
     end: str | None
+
+
+# Text in scripts needs the model's tokenizer: encode(text) -> ids without special tokens, decode(ids) -> text.
+Encode = Callable[[str], list[int]]
+Decode = Callable[[Sequence[int]], str]
 
 
 def prompt_seed(prompt_token_ids: Sequence[int]) -> int:
@@ -74,8 +82,9 @@ def _check_end(value: Any, where: str) -> str | None:
     return value
 
 
-def load_rules(path: str, vocab_size: int) -> list[ScriptRule]:
-    """Read a script file: {"rules": [{"prompt_contains": [...], "output": [...], "end"?: "eos"}]}."""
+def load_rules(path: str, vocab_size: int, encode: Encode | None = None) -> list[ScriptRule]:
+    """Read a script file: {"rules": [{"prompt_contains": [...] | "prompt_contains_text": "...",
+    "output": [...] | "output_text": "...", "end"?: "eos" | "continue"}]}."""
     try:
         with open(path, encoding="utf-8") as f:
             data = json.load(f)
@@ -89,11 +98,34 @@ def load_rules(path: str, vocab_size: int) -> list[ScriptRule]:
         where = f"{path} rules[{i}]"
         if not isinstance(rule, dict):
             raise ScriptError(f"model-free executor: {where} must be an object")
-        needle = _check_ids(rule.get("prompt_contains"), f"{where}.prompt_contains", vocab_size)
-        if not needle:
-            raise ScriptError(f"model-free executor: {where}.prompt_contains must not be empty")
-        out.append(ScriptRule(needle, _check_ids(rule.get("output"), f"{where}.output", vocab_size), _check_end(rule.get("end"), f"{where}.end")))
+        needle = None
+        text = None
+        if ("prompt_contains" in rule) == ("prompt_contains_text" in rule):
+            raise ScriptError(f"model-free executor: {where} needs exactly one of prompt_contains, prompt_contains_text")
+        if "prompt_contains" in rule:
+            needle = _check_ids(rule["prompt_contains"], f"{where}.prompt_contains", vocab_size)
+            if not needle:
+                raise ScriptError(f"model-free executor: {where}.prompt_contains must not be empty")
+        else:
+            text = rule["prompt_contains_text"]
+            if not isinstance(text, str) or not text:
+                raise ScriptError(f"model-free executor: {where}.prompt_contains_text must be a non-empty string")
+        if ("output" in rule) == ("output_text" in rule):
+            raise ScriptError(f"model-free executor: {where} needs exactly one of output, output_text")
+        if "output" in rule:
+            output = _check_ids(rule["output"], f"{where}.output", vocab_size)
+        else:
+            output = _encode_text(rule["output_text"], f"{where}.output_text", encode, vocab_size)
+        out.append(ScriptRule(needle, text, output, _check_end(rule.get("end"), f"{where}.end")))
     return out
+
+
+def _encode_text(text: Any, where: str, encode: Encode | None, vocab_size: int) -> tuple[int, ...]:
+    if not isinstance(text, str):
+        raise ScriptError(f"model-free executor: {where} must be a string, got {text!r}")
+    if encode is None:
+        raise ScriptError(f"model-free executor: {where} needs the model's tokenizer, which is not available")
+    return _check_ids(list(encode(text)), where, vocab_size)
 
 
 def _contains(haystack: Sequence[int], needle: Sequence[int]) -> bool:
@@ -111,14 +143,28 @@ def resolve_script(
     rules: Iterable[ScriptRule],
     default_end: str,
     vocab_size: int,
+    encode: Encode | None = None,
+    decode: Decode | None = None,
 ) -> Script | None:
     """The script for one request, or None (deterministic ids from the start)."""
-    if extra_args and "scripted_token_ids" in extra_args:
-        ids = _check_ids(extra_args["scripted_token_ids"], "extra_args.scripted_token_ids", vocab_size)
+    if extra_args and ("scripted_token_ids" in extra_args or "scripted_text" in extra_args):
+        if "scripted_token_ids" in extra_args:
+            ids = _check_ids(extra_args["scripted_token_ids"], "extra_args.scripted_token_ids", vocab_size)
+        else:
+            ids = _encode_text(extra_args["scripted_text"], "extra_args.scripted_text", encode, vocab_size)
         end = _check_end(extra_args.get("scripted_end"), "extra_args.scripted_end") or default_end
         return Script(ids, end)
+    prompt_text: str | None = None
     for rule in rules:
-        if _contains(prompt_token_ids, rule.prompt_contains):
+        if rule.prompt_contains is not None:
+            matched = _contains(prompt_token_ids, rule.prompt_contains)
+        else:
+            if prompt_text is None:
+                if decode is None:
+                    raise ScriptError("model-free executor: a prompt_contains_text rule needs the model's tokenizer")
+                prompt_text = decode(prompt_token_ids)
+            matched = rule.prompt_contains_text in prompt_text  # type: ignore[operator]
+        if matched:
             return Script(rule.output, rule.end or default_end)
     return None
 

@@ -24,7 +24,7 @@ from vllm.v1.worker.worker_base import CompilationTimes, WorkerBase
 from . import logprobs as lp
 from .kv_spec import kv_cache_specs
 from .options import load_options
-from .script import ScriptRule, TokenChooser, load_rules, prompt_seed, resolve_script
+from .script import ScriptError, ScriptRule, TokenChooser, load_rules, prompt_seed, resolve_script
 
 # Under "vllm." so that vLLM's logging configuration (handler, format, level) applies.
 logger = init_logger("vllm.model_free")
@@ -87,6 +87,7 @@ class ModelFreeWorker(WorkerBase):
             if isinstance(eos, list):
                 eos = eos[0] if eos else None
         self.eos_token_id: int | None = eos
+        self._tokenizer = None
 
     # -- start-up, in the order the engine core calls it -------------------------------------------
     def init_device(self) -> None:
@@ -94,7 +95,7 @@ class ModelFreeWorker(WorkerBase):
 
     def load_model(self, *, load_dummy_weights: bool = False) -> None:
         if self.options.script_file:
-            self.rules = load_rules(self.options.script_file, self._vocab_size)
+            self.rules = load_rules(self.options.script_file, self._vocab_size, self._encode)
         logger.info(
             "model-free executor: rank %d, no model loaded; async_scheduling=%s; options %s (from %s), %d script rule(s)",
             self.rank,
@@ -103,6 +104,27 @@ class ModelFreeWorker(WorkerBase):
             ", ".join(self.options.sources) or "defaults",
             len(self.rules),
         )
+
+    # Text in scripts (output_text, prompt_contains_text, extra_args.scripted_text) goes through the model's
+    # tokenizer, loaded on first use: a headless engine (--skip-tokenizer-init) needs one only for text.
+    def _tokenizer_or_fail(self):
+        if self._tokenizer is None:
+            try:
+                from vllm.tokenizers import get_tokenizer
+
+                self._tokenizer = get_tokenizer(self.model_config.tokenizer)
+            except Exception as exc:
+                raise ScriptError(
+                    "model-free executor: scripts with text need the tokenizer files in "
+                    f"{self.model_config.tokenizer} ({type(exc).__name__}: {exc}); use token ids or add them"
+                ) from None
+        return self._tokenizer
+
+    def _encode(self, text: str) -> list[int]:
+        return list(self._tokenizer_or_fail().encode(text, add_special_tokens=False))
+
+    def _decode(self, ids) -> str:
+        return self._tokenizer_or_fail().decode(list(ids))
 
     def get_kv_cache_spec(self) -> dict[str, KVCacheSpec]:
         return kv_cache_specs(self.vllm_config)
@@ -178,7 +200,9 @@ class ModelFreeWorker(WorkerBase):
             sp = new.sampling_params
             if sp is None:
                 raise NotImplementedError("model-free executor: pooling requests are not supported")
-            script = resolve_script(sp.extra_args, prompt, self.rules, self.options.script_end, self._vocab_size)
+            script = resolve_script(
+                sp.extra_args, prompt, self.rules, self.options.script_end, self._vocab_size, self._encode, self._decode
+            )
             # The request's own EOS (the frontend sets it from the tokenizer) over the configured one.
             eos = sp.eos_token_id if sp.eos_token_id is not None else self.eos_token_id
             chooser = TokenChooser(
