@@ -64,6 +64,7 @@ describe("executorEnv", () => {
         scriptFile: "/s.json",
         scriptEnd: "eos",
         eosTokenId: 7,
+        logRequests: true,
       }),
     ).toEqual({
       VLLM_MODEL_FREE_KV_CACHE_BYTES: "1024",
