@@ -33,6 +33,25 @@ interface Waiter {
 }
 
 const MAX_LINES = 50_000;
+
+// Groups still running when this Node process exits are killed, so that a test run that ends without
+// stop() (a crash, a bail-out) leaves no engine waiting for a handshake forever. A SIGKILLed Node process
+// cannot do this; vLLM's headless engine then waits until killed.
+const liveGroups = new Set<number>();
+let exitHookInstalled = false;
+function killLiveGroupsOnExit(): void {
+  if (exitHookInstalled) return;
+  exitHookInstalled = true;
+  process.once("exit", () => {
+    for (const pgid of liveGroups) {
+      try {
+        process.kill(-pgid, "SIGKILL");
+      } catch {
+        // Already gone.
+      }
+    }
+  });
+}
 /** After SIGKILL the kernel reaps at once; this only bounds a wait that should never be needed. */
 const KILL_WAIT_MS = 10_000;
 
@@ -48,6 +67,8 @@ export function spawnVllmProcess(
   });
   const pid = child.pid;
   if (pid === undefined) throw new Error(`could not spawn ${command}`);
+  killLiveGroupsOnExit();
+  liveGroups.add(pid);
   const lines: string[] = [];
   const waiters = new Set<Waiter>();
   let exitInfo: ExitInfo | null = null;
@@ -75,6 +96,7 @@ export function spawnVllmProcess(
   });
   const exited = Promise.all([exitSeen, ...streamsDone]).then(([info]) => {
     exitInfo = info;
+    liveGroups.delete(pid);
     for (const w of waiters) {
       clearTimeout(w.timer);
       w.reject(new RealEngineExitedError(`a log line matching ${w.pattern}`, info.code, info.signal, lines));

@@ -69,3 +69,26 @@ describe("spawnVllmProcess", () => {
     expect(info.signal).toBe("SIGTERM");
   });
 });
+
+describe("a Node process that exits without stop()", () => {
+  it("takes its vLLM process groups with it", async () => {
+    const { spawnSync } = await import("node:child_process");
+    const { fileURLToPath } = await import("node:url");
+    const processTs = fileURLToPath(new URL("../../src/process.ts", import.meta.url));
+    // A child Node process starts a group (sh + a sleeping grandchild), prints the grandchild's pid, exits.
+    const script = `
+      import { spawnVllmProcess } from ${JSON.stringify(processTs)};
+      const p = spawnVllmProcess("/bin/sh", ["-c", "sleep 60 & echo $!; wait"], process.env);
+      const line = await p.waitForLog(/^\\d+$/, 10000);
+      console.log(line);
+      process.exit(0);
+    `;
+    const r = spawnSync(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], {
+      encoding: "utf8",
+      timeout: 30_000,
+    });
+    const grandchild = Number(r.stdout.trim().split("\n").pop());
+    expect(grandchild, r.stderr).toBeGreaterThan(0);
+    await expect.poll(() => alive(grandchild), { timeout: 5_000 }).toBe(false);
+  });
+});
