@@ -1,0 +1,81 @@
+// Data parallelism with the real engine: two dense ranks (independent engines behind one handshake), and
+// two Qwen3-MoE ranks, which vLLM coordinates (request waves, dummy batches on the idle rank, the
+// all-reduce of unfinished work) with our client as the in-process DP coordinator.
+import type { EngineCoreClient, EngineCoreOutput } from "@vllm-engine-core/client";
+import { FinishReason } from "@vllm-engine-core/client";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  connectToRealEngine,
+  freePort,
+  modelDirs,
+  type RealEngine,
+  realEngineKit,
+  startRealEngine,
+} from "../../src/index.ts";
+
+const lookup = await realEngineKit();
+const kit = lookup.ready ? lookup.kit : null;
+const title = (name: string) => (kit ? name : `${name} — skipped: ${lookup.ready ? "" : lookup.reason}`);
+
+async function ids(
+  stream: AsyncIterable<EngineCoreOutput>,
+): Promise<{ tokenIds: number[]; finishReason: number | null }> {
+  const tokenIds: number[] = [];
+  let finishReason: number | null = null;
+  for await (const o of stream) {
+    tokenIds.push(...o.newTokenIds);
+    finishReason = o.finishReason;
+  }
+  return { tokenIds, finishReason };
+}
+
+for (const moe of [false, true]) {
+  describe.skipIf(!kit)(
+    title(`real engine, data parallel size 2, ${moe ? "MoE (coordinated)" : "dense"}`),
+    () => {
+      let engine: RealEngine | null = null;
+      let client: EngineCoreClient | null = null;
+      beforeAll(async () => {
+        if (!kit) return;
+        engine = startRealEngine({
+          kit,
+          port: await freePort(),
+          modelDir: moe ? modelDirs.moe : modelDirs.dense,
+          dataParallelSize: 2,
+          maxModelLen: 512,
+        });
+        client = await connectToRealEngine(
+          engine,
+          moe ? { config: { coordinator: { mode: "inproc" } } } : {},
+        );
+      });
+      afterAll(async () => {
+        await client?.shutdown().catch(() => {});
+        await engine?.stop();
+      });
+
+      it("serves scripted requests on each rank, pinned and unpinned, concurrently", async () => {
+        if (!client) throw new Error("no client");
+        const c = client;
+        const jobs = [0, 1, null, null].map(async (rank, i) => {
+          const scripted = [100 + i, 200 + i, 300 + i];
+          const stream = await c.call({
+            requestId: `dp-${moe}-${i}`,
+            promptTokenIds: [1, 2, 3, i],
+            dataParallelRank: rank,
+            samplingParams: { maxTokens: 3, extraArgs: { scripted_token_ids: scripted } },
+          });
+          const got = await ids(stream);
+          return { rank, engineIndex: stream.engineIndex, scripted, ...got };
+        });
+        const results = await Promise.all(jobs);
+        for (const r of results) {
+          expect(r.tokenIds).toEqual(r.scripted);
+          expect(r.finishReason).toBe(FinishReason.LENGTH);
+          if (r.rank !== null) expect(r.engineIndex).toBe(r.rank);
+        }
+        expect(new Set(results.map((r) => r.engineIndex))).toEqual(new Set([0, 1]));
+      });
+    },
+  );
+}
