@@ -21,7 +21,9 @@ function usePackageTmpdir(): void {
   process.env.TMPDIR = dir;
 }
 
-export function packageTestConfig(overrides: { testTimeout?: number; include?: string[] } = {}) {
+export function packageTestConfig(
+  overrides: { testTimeout?: number; include?: string[]; report?: "vitest" | "vitest-vllm" } = {},
+) {
   usePackageTmpdir();
   return defineConfig({
     resolve: { conditions },
@@ -32,8 +34,11 @@ export function packageTestConfig(overrides: { testTimeout?: number; include?: s
       testTimeout: overrides.testTimeout ?? 30_000,
       hookTimeout: 60_000,
       reporters: ["default", "json"],
-      // One report per Node line: `npm test` runs the suite on two (tools/scripts/test-runs.mjs).
-      outputFile: { json: `.test-results/vitest-node${process.versions.node.split(".")[0]}.json` },
+      // One report per Node line: `npm test` runs the suite on two (tools/scripts/test-runs.mjs). The
+      // real-engine tier (`npm run test:vllm`) writes its own, so that it never replaces the default one.
+      outputFile: {
+        json: `.test-results/${overrides.report ?? "vitest"}-node${process.versions.node.split(".")[0]}.json`,
+      },
     },
   });
 }

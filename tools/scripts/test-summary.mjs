@@ -12,10 +12,15 @@ import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import { pathToFileURL } from "node:url";
 
-const REPORT = /^vitest-node(\d+)\.json$/;
+/** The default tier's reports (`npm test`) and the real-engine tier's (`npm run test:vllm`). */
+const REPORTS = { default: /^vitest-node(\d+)\.json$/, vllm: /^vitest-vllm-node(\d+)\.json$/ };
 
-/** Every report below `root`: `{ pkg, node, passed, failed, skipped }`, sorted by package and Node. */
-export function readReports(root) {
+/**
+ * Every report of `tier` below `root`: `{ pkg, node, passed, failed, skipped }`, sorted by package and Node.
+ * The real-engine tier's packages are named `<pkg> (real engine)`.
+ */
+export function readReports(root, tier = "default") {
+  const REPORT = REPORTS[tier];
   const reports = [];
   for (const group of ["packages", "tools"]) {
     const groupDir = join(root, group);
@@ -30,7 +35,7 @@ export function readReports(root) {
         const root = join(groupDir, name);
         reports.push({
           failures: failuresOf(r, root),
-          pkg: `${group}/${name}`,
+          pkg: tier === "default" ? `${group}/${name}` : `${group}/${name} (real engine)`,
           node: Number(node),
           passed: r.numPassedTests,
           failed: r.numFailedTests,
@@ -107,9 +112,28 @@ export function summarize(reports, expectedNodes = []) {
   return { lines, ok: total.failed === 0 && total.passed > 0 && missing.length === 0 };
 }
 
+/**
+ * `test-summary.mjs 20 24`: the default tier, which must have run on each of these Node majors.
+ * `test-summary.mjs --with-tier 20 24`: the same, plus the real-engine tier's reports when there are any
+ * (it runs on one Node, so it is left out of the per-Node completeness check); the closing line then counts both.
+ */
 if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
   const root = new URL("../..", import.meta.url).pathname;
-  const { lines, ok } = summarize(readReports(root), process.argv.slice(2).map(Number));
-  for (const line of lines) console.log(line);
-  process.exit(ok ? 0 : 1);
+  const args = process.argv.slice(2);
+  const withTier = args.includes("--with-tier");
+  const nodes = args.filter((a) => a !== "--with-tier").map(Number);
+  const base = summarize(readReports(root), nodes);
+  const tier = withTier ? readReports(root, "vllm") : [];
+  if (tier.length === 0) {
+    if (withTier) console.log("real-engine tier: no report (not run, or ../shared/vllm-cpu absent)");
+    for (const line of base.lines) console.log(line);
+    process.exit(base.ok ? 0 : 1);
+  }
+  const tierSummary = summarize(tier);
+  const all = summarize([...readReports(root), ...tier]);
+  for (const line of base.lines.slice(0, -1)) console.log(line);
+  for (const line of tierSummary.lines.filter((l) => !l.startsWith("Node ")).slice(0, -1)) console.log(line);
+  console.log(`real-engine tier: ${tierSummary.lines.at(-1).replace(/^tests: /, "")}`);
+  console.log(all.lines.at(-1));
+  process.exit(base.ok && tierSummary.ok ? 0 : 1);
 }
