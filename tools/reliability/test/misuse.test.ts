@@ -150,13 +150,19 @@ describe("caller misuse", () => {
       expect((error as InvalidRequestError).field, what).toMatch(field);
       expect(error.message, what).toMatch(/is invalid at .*Fix that field and resubmit\.$/);
     }
-    // A prompt of exactly maxModelLen tokens is fine (the boundary is not off by one).
-    const atLimit = await track(client, {
-      ...chatRequest("at-limit", 1),
-      promptTokenIds: new Array(client.maxModelLen).fill(7),
+    // A generation prompt of exactly maxModelLen tokens is refused, as vLLM's frontend refuses it (the
+    // engine would never schedule its last token); one token shorter is fine.
+    const full = await rejection(
+      client.call({ ...chatRequest("at-limit", 1), promptTokenIds: new Array(client.maxModelLen!).fill(7) }),
+    );
+    expect(full).toBeInstanceOf(InvalidRequestError);
+    expect(full.message).toMatch(/is longer than the maximum model length of/);
+    const belowLimit = await track(client, {
+      ...chatRequest("below-limit", 1),
+      promptTokenIds: new Array(client.maxModelLen! - 1).fill(7),
     });
-    expect((await atLimit.outcome).error).toBeUndefined();
-    expect(adds(engines[0]!)).toEqual(["at-limit"]);
+    expect((await belowLimit.outcome).error).toBeUndefined();
+    expect(adds(engines[0]!)).toEqual(["below-limit"]);
     expect(client.isHealthy).toBe(true);
   });
 

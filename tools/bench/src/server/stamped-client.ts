@@ -37,7 +37,9 @@ export class StampedClient {
         const next = stream.next.bind(stream);
         let count = 0;
         const own: EngineStamps = { counts: [], stamps: [] };
-        self.stamps.set(request.requestId, own);
+        // Keyed by the response's id: the server sends it as `externalReqId` and makes the engine's id
+        // unique with a suffix, as vLLM's `assign_request_id` does.
+        self.stamps.set(request.externalReqId ?? request.requestId, own);
         stream.next = async (): Promise<IteratorResult<EngineCoreOutput>> => {
           const r = await next();
           if (!r.done) {
