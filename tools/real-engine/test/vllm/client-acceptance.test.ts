@@ -44,6 +44,15 @@ const BATCHED_TOKENS = 64;
 // as its own aux frame and a smaller one inline (vllm/v1/serial_utils.py MsgpackEncoder._encode_ndarray).
 const ZERO_COPY_THRESHOLD = 256;
 
+/**
+ * Witness of an aux frame on our side: the runtime hands each aux frame over as its own buffer, so the
+ * decoded array spans all of it; an inline tensor is a view into the message's main frame (or, when
+ * misaligned, a copy — so only the aux side is asserted this way).
+ */
+function spansItsOwnBuffer(data: ArrayBufferView): boolean {
+  return data.byteOffset === 0 && data.buffer.byteLength === data.byteLength;
+}
+
 describe.skipIf(!kit)(title("client acceptance against vLLM's real engine core"), () => {
   const state: { engine: RealEngine | null; client: EngineCoreClient | null } = {
     engine: null,
@@ -178,6 +187,10 @@ describe.skipIf(!kit)(title("client acceptance against vLLM's real engine core")
         expect(lp.logprobTokenIds.shape).toEqual([1, k + 1]);
         const bytes = (k + 1) * 4;
         expect(bytes >= ZERO_COPY_THRESHOLD).toBe(k === 80); // int32 ids / float32 logprobs: aux at k = 80
+        if (k === 80) {
+          expect(spansItsOwnBuffer(lp.logprobTokenIds.data)).toBe(true);
+          expect(spansItsOwnBuffer(lp.logprobs.data)).toBe(true);
+        }
         const t = output.newTokenIds[0] as number;
         // Column 0 the sampled token, then top-k: token (t + j) with logprob -0.25 - 0.5 j (the executor's rule).
         const ids = Array.from(lp.logprobTokenIds.data as ArrayLike<number>, Number);
@@ -208,6 +221,7 @@ describe.skipIf(!kit)(title("client acceptance against vLLM's real engine core")
       if (!plp) throw new Error("no prompt logprobs");
       expect(plp.logprobTokenIds.shape).toEqual([prompt.length - 1, k + 1]);
       expect((prompt.length - 1) * (k + 1) * 4 >= ZERO_COPY_THRESHOLD).toBe(prompt.length === 150);
+      if (prompt.length === 150) expect(spansItsOwnBuffer(plp.logprobTokenIds.data)).toBe(true);
       const ids = Array.from(plp.logprobTokenIds.data as ArrayLike<number>, Number);
       const column0 = range(0, prompt.length - 1).map((row) => ids[row * (k + 1)]);
       expect(column0).toEqual(prompt.slice(1));
