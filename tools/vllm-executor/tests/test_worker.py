@@ -29,10 +29,13 @@ def make_worker(env=None):
     w.busy_until = 0.0
     w._vocab_size = VOCAB
     w.eos_token_id = 151645
+    w.loras = {}
+    w.pinned_loras = set()
+    w.sleep_level = 0
     return w
 
 
-def new_req(req_id, prompt, **sp):
+def new_req(req_id, prompt, lora_request=None, **sp):
     return NewRequestData(
         req_id=req_id,
         prompt_token_ids=prompt,
@@ -41,7 +44,7 @@ def new_req(req_id, prompt, **sp):
         pooling_params=None,
         block_ids=([],),
         num_computed_tokens=0,
-        lora_request=None,
+        lora_request=lora_request,
     )
 
 
@@ -165,6 +168,53 @@ class WorkerStepTest(unittest.TestCase):
         w.execute_model(step(cached=cached(["a"], [1], [1]), scheduled={"a": 1}))
         second = w.sample_tokens(None)
         self.assertAlmostEqual(second._ready_at - first._ready_at, 1.0, delta=0.05)
+
+
+
+class _LoRA:
+    def __init__(self, lora_int_id):
+        self.lora_int_id = lora_int_id
+
+
+class _LoRAConfig:
+    max_cpu_loras = 2
+
+
+class _Config:
+    lora_config = _LoRAConfig()
+
+
+@unittest.skipUnless(HAVE_VLLM, "vLLM not importable" if HAVE_VLLM else WHY)
+class WorkerLoRATest(unittest.TestCase):
+    def test_adapters_are_tracked_as_vllms_lru_manager_tracks_them(self):
+        w = make_worker()
+        self.assertTrue(w.add_lora(_LoRA(1)))
+        self.assertTrue(w.add_lora(_LoRA(1)))  # already there: touched, still True
+        self.assertTrue(w.add_lora(_LoRA(2)))
+        self.assertEqual(w.list_loras(), {1, 2})
+        self.assertTrue(w.pin_lora(1))
+        with self.assertRaisesRegex(ValueError, "Pinning failed. LoRA 9 is not registered."):
+            w.pin_lora(9)
+        self.assertTrue(w.remove_lora(2))
+        self.assertFalse(w.remove_lora(2))
+        self.assertEqual(w.list_loras(), {1})
+
+    def test_a_scheduled_request_registers_its_adapter_and_capacity_evicts_the_oldest_unpinned(self):
+        w = make_worker()
+        w.vllm_config = _Config()
+        w.add_lora(_LoRA(1))
+        w.pin_lora(1)
+        w.add_lora(_LoRA(2))
+        run(w, step(new=[new_req("a", [1, 2], lora_request=_LoRA(3), max_tokens=1)], scheduled={"a": 2}))
+        # Capacity 2: 2 (oldest unpinned) goes, pinned 1 stays, the request's 3 is registered.
+        self.assertEqual(w.list_loras(), {1, 3})
+
+    def test_sleep_and_wake_up_are_recorded(self):
+        w = make_worker()
+        w.sleep(level=2)
+        self.assertEqual(w.sleep_level, 2)
+        w.wake_up(tags=["weights"])
+        self.assertEqual(w.sleep_level, 0)
 
 
 if __name__ == "__main__":

@@ -88,6 +88,9 @@ class ModelFreeWorker(WorkerBase):
                 eos = eos[0] if eos else None
         self.eos_token_id: int | None = eos
         self._tokenizer = None
+        self.loras: dict[int, None] = {}  # registered adapter ids, least recently used first
+        self.pinned_loras: set[int] = set()
+        self.sleep_level = 0
 
     # -- start-up, in the order the engine core calls it -------------------------------------------
     def init_device(self) -> None:
@@ -197,6 +200,9 @@ class ModelFreeWorker(WorkerBase):
             prompt = new.prompt_token_ids
             if prompt is None:
                 raise NotImplementedError("model-free executor: prompt embeddings are not supported (no token ids)")
+            lora = getattr(new, "lora_request", None)
+            if lora is not None and lora.lora_int_id > 0:
+                self._register_lora(lora.lora_int_id)
             sp = new.sampling_params
             if sp is None:
                 raise NotImplementedError("model-free executor: pooling requests are not supported")
@@ -223,10 +229,11 @@ class ModelFreeWorker(WorkerBase):
             )
             if self.options.log_requests:
                 logger.info(
-                    "model-free executor: request %s added (%d prompt tokens, %s)",
+                    "model-free executor: request %s added (%d prompt tokens, %s%s)",
                     new.req_id,
                     len(prompt),
                     f"script of {len(script.token_ids)} ids" if script else "no script",
+                    f", LoRA {lora.lora_int_id}" if lora is not None else "",
                 )
         cached = so.scheduled_cached_reqs
         for i, req_id in enumerate(cached.req_ids):
@@ -297,23 +304,57 @@ class ModelFreeWorker(WorkerBase):
     def profile(self, is_start: bool = True, profile_prefix: str | None = None) -> None:
         return None
 
+    # Nothing to offload: the level and the woken tags are only recorded (vLLM's executor keeps the
+    # is_sleeping state the engine reports; these let a test see the calls reached the worker).
     def sleep(self, level: int = 1) -> None:
-        return None
+        self.sleep_level = level
+        logger.info("model-free executor: sleep(level=%d), nothing to offload", level)
 
     def wake_up(self, tags: list[str] | None = None) -> None:
-        return None
+        self.sleep_level = 0
+        logger.info("model-free executor: wake_up(tags=%s)", tags)
 
+    # LoRA: no weights to load, so an adapter is only its id, tracked as vLLM's LRU worker manager tracks
+    # it (vllm/lora/worker_manager.py LRUCacheWorkerLoRAManager, vllm/lora/model_manager.py
+    # LRUCacheLoRAModelManager): add_lora registers (True, also for one already there), evicting the
+    # least recently used unpinned adapter beyond max_cpu_loras; a request's adapter is registered when it is
+    # scheduled (as set_active_loras loads it); remove_lora says whether it was there; pin_lora of an
+    # unknown id raises vLLM's "Pinning failed" error.
     def add_lora(self, lora_request) -> bool:
-        raise NotImplementedError("model-free executor: LoRA adapters are not supported")
+        self._register_lora(lora_request.lora_int_id)
+        return True
 
     def remove_lora(self, lora_id: int) -> bool:
-        return False
+        self.pinned_loras.discard(lora_id)
+        if lora_id not in self.loras:
+            return False
+        del self.loras[lora_id]
+        return True
 
     def pin_lora(self, lora_id: int) -> bool:
-        return False
+        if lora_id not in self.loras:
+            raise ValueError(f"Pinning failed. LoRA {lora_id} is not registered.")
+        self.pinned_loras.add(lora_id)
+        return True
 
     def list_loras(self) -> set[int]:
-        return set()
+        return set(self.loras)
+
+    def _register_lora(self, lora_id: int) -> None:
+        self.loras.pop(lora_id, None)
+        self.loras[lora_id] = None  # most recently used last
+        capacity = self._lora_capacity()
+        while capacity is not None and len(self.loras) > capacity:
+            oldest = next((i for i in self.loras if i not in self.pinned_loras and i != lora_id), None)
+            if oldest is None:
+                break
+            del self.loras[oldest]
+
+    def _lora_capacity(self) -> int | None:
+        config = getattr(getattr(self, "vllm_config", None), "lora_config", None)
+        if config is None:
+            return None
+        return getattr(config, "max_cpu_loras", None) or getattr(config, "max_loras", None)
 
     def shutdown(self) -> None:
         self.requests.clear()
