@@ -144,7 +144,9 @@ describe.skipIf(!kit)(
       });
       const choice = res.choices[0];
       // vLLM's reasoning is the text between the tags, newlines kept.
-      expect((choice?.message as unknown as { reasoning: string }).reasoning).toBe(`\n${REASONING}\n`);
+      expect((choice?.message as unknown as { reasoning?: string } | undefined)?.reasoning).toBe(
+        `\n${REASONING}\n`,
+      );
       expect(choice?.message.tool_calls).toHaveLength(1);
       const call = choice?.message.tool_calls?.[0] as OpenAI.ChatCompletionMessageFunctionToolCall;
       expect(call.id).toMatch(/^chatcmpl-tool-[0-9a-f]{16}$/);
