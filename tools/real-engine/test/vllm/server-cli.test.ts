@@ -5,6 +5,9 @@
 // block and a hermes `<tool_call>`, which our server must turn into `message.reasoning` and `tool_calls`.
 // `tool_choice: "required"` sends a structured-outputs JSON constraint, which the real engine fails to
 // compile in this kit (its xgrammar/guidance are stand-ins): vLLM's answer to an engine-side ERROR is a 500.
+// The engine loads its tokenizer here (no --skip-tokenizer-init, as a deployed headless engine): vLLM's
+// structured-outputs manager needs it (with --skip-tokenizer-init such a request fails earlier, in
+// pre-processing: server.test.ts).
 import { type ChildProcess, spawn } from "node:child_process";
 import { once } from "node:events";
 import { join } from "node:path";
@@ -94,8 +97,15 @@ describe.skipIf(!kit)(
     beforeAll(async () => {
       if (!kit) return;
       const port = await freePort();
-      engine = startRealEngine({ kit, port, maxModelLen: 1024, executor: { stepMs: 2, logRequests: true } });
       model = prepareServerModelDir();
+      engine = startRealEngine({
+        kit,
+        port,
+        modelDir: model.dir,
+        skipTokenizerInit: false,
+        maxModelLen: 1024,
+        executor: { stepMs: 2, logRequests: true },
+      });
       tok = Tokenizer.fromDirectory(model.dir);
       answerIds = await tok.encode(ANSWER, { addSpecialTokens: false });
       const started = await startCli(
@@ -195,7 +205,7 @@ describe.skipIf(!kit)(
       expect(finishes).toEqual(["tool_calls"]);
     });
 
-    it('tool_choice "required": the engine fails the constrained request in pre-processing; our server answers 500 as vLLM', async () => {
+    it('tool_choice "required": the engine fails to compile the constraint (kit xgrammar); our server answers 500 as vLLM', async () => {
       const body = {
         model: MODEL,
         messages: [{ role: "user" as const, content: "Weather in Paris, required." }],
@@ -215,17 +225,18 @@ describe.skipIf(!kit)(
       expect(whole).toBeInstanceOf(OpenAI.InternalServerError);
       expect((whole as InstanceType<typeof OpenAI.InternalServerError>).status).toBe(500);
       expect((whole as InstanceType<typeof OpenAI.InternalServerError>).error).toEqual(internal);
-      // What the real engine did with our request: the client named the backend (`_backend`, here xgrammar,
-      // vLLM's `auto` choice for a JSON schema), so `grammar_init` went on to build that backend, which needs
-      // the engine's tokenizer — absent in a headless engine started with --skip-tokenizer-init (as this tier's
-      // engines are). vLLM's engine finishes the request with ERROR (core.py, a pre-processing failure).
+      // What the real engine did with our request: the client named the backend (`_backend`: xgrammar, vLLM's
+      // `auto` choice for this JSON schema), the engine's structured-outputs manager built that backend with
+      // the engine's tokenizer and compiled the schema in its grammar thread — where the kit's xgrammar, an
+      // import-only stand-in, raises. vLLM then finishes the request with ERROR (`_create_grammar`,
+      // vllm/v1/structured_output/__init__.py), which vLLM's server answers as a 500.
       const failure = await engine.waitForLog(
-        /Unexpected error pre-processing request chatcmpl-required-whole-[0-9a-f]{8}/,
+        /Failed to compile grammar for request chatcmpl-required-whole-[0-9a-f]{8}/,
         30_000,
       );
       const after = engine.logLines.slice(engine.logLines.indexOf(failure));
-      expect(after.find((l) => /AttributeError|Error:/.test(l))).toMatch(
-        /AttributeError: 'StructuredOutputManager' object has no attribute 'tokenizer'/,
+      expect(after.find((l) => /Error: /.test(l))).toMatch(
+        /RuntimeError: xgrammar\.GrammarCompiler\(\.\.\.\)\.compile_json_schema/,
       );
       expect(engine.logLines.join("\n")).not.toMatch(/Unsupported structured output backend/);
 

@@ -333,6 +333,62 @@ describe.skipIf(!kit)(title("our OpenAI server over vLLM's real engine core (ope
     expect(fits.usage?.completion_tokens).toBe(1);
   });
 
+  it('tool_choice "required" on an engine without a tokenizer (--skip-tokenizer-init): ERROR in pre-processing → 500', async () => {
+    // The server constrains the output with structured outputs (JSON), naming the backend (`_backend`). vLLM's
+    // structured-outputs manager builds that backend with the engine's tokenizer, which an engine started
+    // with --skip-tokenizer-init does not have: `grammar_init` raises in `preprocess_add_request`, and vLLM
+    // finishes the request with ERROR — answered as vLLM's server answers it, 500 "Internal server error".
+    const body = {
+      model: MODEL,
+      messages: [{ role: "user" as const, content: "Weather?" }],
+      tools: [
+        { type: "function" as const, function: { name: "get_weather", parameters: { type: "object" } } },
+      ],
+      tool_choice: "required" as const,
+      ...({ request_id: "required-no-tokenizer" } as Record<string, unknown>),
+    };
+    // Without a tool parser the server refuses it first, in vLLM's words (renderers/online_renderer.py); vLLM
+    // loads the parser only with --enable-auto-tool-choice (parser/parser_manager.py `get_tool_parser`).
+    const refused = await openai.chat.completions.create(body).catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(OpenAI.BadRequestError);
+    expect((refused as InstanceType<typeof OpenAI.BadRequestError>).message).toMatch(
+      /tool_choice="required" requires --tool-call-parser to be set/,
+    );
+    // A second server over the same engine client, with --enable-auto-tool-choice --tool-call-parser hermes.
+    const withParser = createServer({
+      client,
+      tokenizer: tok,
+      modelPath: QWEN3_DIR,
+      servedModelName: MODEL,
+      enableAutoToolChoice: true,
+      toolCallParser: "hermes",
+    });
+    const failed = await (async () => {
+      await withParser.listen({ host: "127.0.0.1", port: 0 });
+      const address = withParser.server.address();
+      const port = typeof address === "object" && address !== null ? address.port : 0;
+      const parsing = new OpenAI({ baseURL: `http://127.0.0.1:${port}/v1`, apiKey: "unused", maxRetries: 0 });
+      return parsing.chat.completions.create(body).catch((e: unknown) => e);
+    })().finally(() => withParser.close());
+    expect(failed).toBeInstanceOf(OpenAI.InternalServerError);
+    expect((failed as InstanceType<typeof OpenAI.InternalServerError>).error).toEqual({
+      message: "Internal server error",
+      type: "InternalServerError",
+      param: null,
+      code: 500,
+    });
+    const failure = await engine.waitForLog(
+      /Unexpected error pre-processing request chatcmpl-required-no-tokenizer-[0-9a-f]{8}/,
+      30_000,
+    );
+    const after = engine.logLines.slice(engine.logLines.indexOf(failure));
+    expect(after.find((l) => /Error: /.test(l))).toMatch(
+      /AttributeError: 'StructuredOutputManager' object has no attribute 'tokenizer'/,
+    );
+    // The client names the backend now: not vLLM's "Unsupported structured output backend: None".
+    expect(engine.logLines.join("\n")).not.toMatch(/Unsupported structured output backend/);
+  });
+
   it("session_id and priority reach the real engine, which completes the request", async () => {
     const text = "Session ok.";
     const ids = await tok.encode(text, { addSpecialTokens: false });
