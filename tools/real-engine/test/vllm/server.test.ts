@@ -138,10 +138,20 @@ describe.skipIf(!kit)(title("our OpenAI server over vLLM's real engine core (ope
       stop: ["STOP"],
       ...xargs(await script(text)),
     };
-    const res = await openai.completions.create(body);
+    const res = await openai.completions.create({
+      ...body,
+      ...({ request_id: "stop-string-whole" } as Record<string, unknown>),
+    });
     expect(res.choices[0]?.text).toBe("The answer is 42. ");
     expect(res.choices[0]?.finish_reason).toBe("stop");
     expect((res.choices[0] as unknown as { stop_reason: unknown }).stop_reason).toBe("STOP");
+    // The stop string is the frontend's (the engine would go on to max_tokens): like vLLM's output
+    // processor, our side aborts the request in the engine, which frees it long before 100 outputs.
+    const line = await engine.waitForLog(
+      /request cmpl-stop-string-whole-0-[0-9a-f]{8} finished after \d+ outputs/,
+      30_000,
+    );
+    expect(Number(/after (\d+) outputs/.exec(line)?.[1])).toBeLessThan(100);
 
     const stream = await openai.completions.create({ ...body, stream: true });
     let streamed = "";
@@ -289,6 +299,29 @@ describe.skipIf(!kit)(title("our OpenAI server over vLLM's real engine core (ope
     const outputs = Number(/after (\d+) outputs/.exec(line)?.[1]);
     expect(outputs).toBeGreaterThanOrEqual(3);
     expect(outputs).toBeLessThan(400);
+  });
+
+  it("a client that gives up on a non-streamed chat aborts its request in the real engine too", async () => {
+    const controller = new AbortController();
+    const pending = openai.chat.completions
+      .create(
+        {
+          model: MODEL,
+          messages: [{ role: "user", content: "Write a long essay" }],
+          max_tokens: 480, // ≥ 1 s of 2 ms steps: the abort comes long before
+          ...({ request_id: "dropped-whole" } as Record<string, unknown>),
+        },
+        { signal: controller.signal },
+      )
+      .catch((e: unknown) => e);
+    await engine.waitForLog(/request chatcmpl-dropped-whole-[0-9a-f]{8} added/, 30_000);
+    controller.abort();
+    expect(await pending).toBeInstanceOf(OpenAI.APIUserAbortError);
+    const line = await engine.waitForLog(
+      /request chatcmpl-dropped-whole-[0-9a-f]{8} finished after \d+ outputs/,
+      30_000,
+    );
+    expect(Number(/after (\d+) outputs/.exec(line)?.[1])).toBeLessThan(480);
   });
 
   it("a prompt of exactly max_model_len: 400 with vLLM's messages (completions' default 16, chat's none)", async () => {
