@@ -6,7 +6,14 @@ import type { FastifyReply, FastifyRequest } from "fastify";
 import { assistantMessage, ChatDeltaParser, hasOutputParser, parseOutput } from "./chat-output.js";
 import { chatParsing } from "./chat-parsing.js";
 import { TextChunkTemplate } from "./chunk-json.js";
-import { disconnectSignal, nowSeconds, requestTarget, type ServerContext, usage } from "./context.js";
+import {
+  disconnectSignal,
+  nowSeconds,
+  requestTarget,
+  type ServerContext,
+  streamUsage,
+  usage,
+} from "./context.js";
 import { badRequest, toApiError } from "./errors.js";
 import { checkParentSampling, mergeChoices, startChoices } from "./fan-out.js";
 import { type ChatLogprobContent, chatLogprobs, logprobPositions } from "./logprobs.js";
@@ -252,7 +259,7 @@ export async function chatCompletions(
     for (const choice of choices) {
       const first = chunk(
         [{ index: choice.index, delta: { role, content: "" }, logprobs: null, finish_reason: null }],
-        continuousUsage ? { usage: usage(promptTokenIds.length, 0) } : {},
+        continuousUsage ? { usage: streamUsage(promptTokenIds.length, 0) } : {},
       );
       if (!(await sse.send(first))) {
         await deltas.return?.();
@@ -288,7 +295,7 @@ export async function chatCompletions(
         const delta = parser.push(d.text, d.finished);
         if (delta === null && !d.finished) continue;
         const finish = finishOf(d);
-        const u = continuousUsage ? usage(promptTokenIds.length, completionTokens[i]!) : undefined;
+        const u = continuousUsage ? streamUsage(promptTokenIds.length, completionTokens[i]!) : undefined;
         const parsed = {
           index: i,
           delta: delta ?? {},
@@ -307,7 +314,7 @@ export async function chatCompletions(
         finish_reason: finishOf(d),
         ...(d.finished ? { stop_reason: d.stopReason } : {}),
       });
-      const u = continuousUsage ? usage(promptTokenIds.length, completionTokens[i]!) : undefined;
+      const u = continuousUsage ? streamUsage(promptTokenIds.length, completionTokens[i]!) : undefined;
       // A closed connection ends the loop; leaving it aborts every choice's request on the engine.
       const sent =
         d.text !== "" && !d.finished && lp === null
@@ -318,7 +325,7 @@ export async function chatCompletions(
     if (sse.closed) return reply;
     if (includeUsage) {
       const total = completionTokens.reduce((sum, t) => sum + t, 0);
-      await sse.send(chunk([], { usage: usage(promptTokenIds.length, total) }));
+      await sse.send(chunk([], { usage: streamUsage(promptTokenIds.length, total) }));
     }
     await sse.done();
   } catch (error) {

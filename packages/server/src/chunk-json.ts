@@ -2,7 +2,7 @@
 // a per-request template: only the text (and the usage, with `continuous_usage_stats`) is serialized per
 // token instead of the whole chunk object. The bytes are exactly `JSON.stringify` of the chunk the generic
 // path builds (same keys in the same order); at hundreds of streams the server spends its time per token.
-import type { Usage } from "./context.js";
+import type { StreamUsage } from "./context.js";
 
 export class TextChunkTemplate {
   readonly #head: string;
@@ -35,7 +35,7 @@ export class TextChunkTemplate {
     );
   }
 
-  json(text: string, usage?: Usage): string {
+  json(text: string, usage?: StreamUsage): string {
     const u = usage === undefined ? "" : `,"usage":${JSON.stringify(usage)}`;
     return `${this.#head}${JSON.stringify(text)}${this.#tail}${u}}`;
   }

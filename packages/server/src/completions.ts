@@ -10,6 +10,7 @@ import {
   randomId,
   requestTarget,
   type ServerContext,
+  streamUsage,
   usage,
 } from "./context.js";
 import { badRequest, toApiError } from "./errors.js";
@@ -264,7 +265,9 @@ export async function completions(
         finish_reason: finishOf(d),
         stop_reason: d.finished ? d.stopReason : null,
       });
-      const u = continuousUsage ? usage(promptOf(choice).tokenIds.length, completionTokens[i]!) : undefined;
+      const u = continuousUsage
+        ? streamUsage(promptOf(choice).tokenIds.length, completionTokens[i]!)
+        : undefined;
       const sent =
         text !== "" && !d.finished && lp === null
           ? sse.sendJson(textChunks[i]!.json(text, u))
@@ -274,7 +277,7 @@ export async function completions(
     if (sse.closed) return reply;
     if (includeUsage) {
       const total = completionTokens.reduce((sum, t) => sum + t, 0);
-      await sse.send({ ...base, choices: [], usage: usage(promptTokens, total) });
+      await sse.send({ ...base, choices: [], usage: streamUsage(promptTokens, total) });
     }
     await sse.done();
   } catch (error) {

@@ -111,19 +111,32 @@ export function requestTarget(
   };
 }
 
-export interface Usage {
+/** Usage in a streamed chunk: vLLM writes chunks without unset or null fields, so no `prompt_tokens_details`. */
+export interface StreamUsage {
   prompt_tokens: number;
   total_tokens: number;
   completion_tokens: number;
+}
+
+/** Usage in a whole response (vLLM's `UsageInfo.model_dump()`: `prompt_tokens_details` null). */
+export interface Usage extends StreamUsage {
   prompt_tokens_details: null;
 }
 
 export function usage(promptTokens: number, completionTokens: number): Usage {
+  return { ...streamUsage(promptTokens, completionTokens), prompt_tokens_details: null };
+}
+
+/**
+ * Usage for a streamed chunk (`continuous_usage_stats` on each chunk, `include_usage`'s last chunk): vLLM
+ * serializes those with `exclude_unset=True` / `exclude_none=True` (completion/serving.py and
+ * chat_completion/serving.py stream generators), so the null `prompt_tokens_details` is left out.
+ */
+export function streamUsage(promptTokens: number, completionTokens: number): StreamUsage {
   return {
     prompt_tokens: promptTokens,
     total_tokens: promptTokens + completionTokens,
     completion_tokens: completionTokens,
-    prompt_tokens_details: null,
   };
 }
 

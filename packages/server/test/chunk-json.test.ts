@@ -4,7 +4,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { TextChunkTemplate } from "../src/chunk-json.js";
-import { usage } from "../src/context.js";
+import { streamUsage as usage } from "../src/context.js";
 
 const id = "chatcmpl-0123456789abcdef0123456789abcdef";
 const text = fc.oneof(

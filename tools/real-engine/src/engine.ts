@@ -25,6 +25,13 @@ export interface RealEngineOptions extends EngineFlags {
   readonly executor?: ExecutorOptions;
   /** Extra environment for vLLM (merged over process.env and the kit's). */
   readonly env?: Readonly<Record<string, string>>;
+  /**
+   * `--skip-tokenizer-init` (default true: the model folders hold only config.json). False loads the
+   * tokenizer in the engine as a deployed headless engine does — needed by vLLM's structured-outputs
+   * manager (`StructuredOutputManager.tokenizer`) — and needs a folder with the tokenizer files
+   * (`prepareServerModelDir()`).
+   */
+  readonly skipTokenizerInit?: boolean;
 }
 
 export interface RealEngine extends VllmProcess {
@@ -51,7 +58,7 @@ export function realEngineArgv(options: Omit<RealEngineOptions, "kit">): string[
     "--data-parallel-rpc-port",
     String(options.port),
     ...(dp > 1 ? ["--data-parallel-size", String(dp), "--data-parallel-size-local", String(dp)] : []),
-    "--skip-tokenizer-init",
+    ...(options.skipTokenizerInit === false ? [] : ["--skip-tokenizer-init"]),
     ...engineArgv(options),
   ];
 }

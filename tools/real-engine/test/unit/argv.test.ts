@@ -28,6 +28,11 @@ describe("realEngineArgv", () => {
     ]);
   });
 
+  it("skipTokenizerInit: false leaves out --skip-tokenizer-init (the engine loads the model folder's tokenizer)", () => {
+    expect(realEngineArgv({ port: 29550, skipTokenizerInit: false })).not.toContain("--skip-tokenizer-init");
+    expect(realEngineArgv({ port: 29550, skipTokenizerInit: true })).toContain("--skip-tokenizer-init");
+  });
+
   it("passes data parallelism, engine flags and extra flags through", () => {
     const argv = realEngineArgv({
       port: 1234,
