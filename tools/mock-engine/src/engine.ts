@@ -422,6 +422,11 @@ export class MockEngineCore implements UtilityHost {
       this.#sendFinish([requestId], clientIndex, FINISH_ERROR);
       return;
     }
+    if (sampling.scriptError !== null) {
+      // The model-free executor raises ScriptError in execute_model: an exception in the step is fatal.
+      this.#fatal(sampling.scriptError);
+      return;
+    }
     this.#scheduler.add({
       requestId,
       clientIndex,
@@ -430,6 +435,9 @@ export class MockEngineCore implements UtilityHost {
       minTokens: sampling.minTokens,
       eosTokenId: sampling.eosTokenId,
       stopTokenIds: sampling.stopTokenIds,
+      allStopTokenIds: sampling.allStopTokenIds,
+      modelEosTokenId: this.#options.eosTokenId,
+      repetitionDetection: sampling.repetitionDetection,
       numLogprobs: sampling.logprobs,
       // gpu_model_runner.py _get_prompt_logprobs_dict skips prompts given as embeddings (no token ids).
       numPromptLogprobs: request.promptTokenIds === null ? null : sampling.promptLogprobs,

@@ -9,13 +9,22 @@ import {
   resolveNumLogprobs,
   sampleLogprobs,
 } from "./logprobs.js";
-import { EchoTokenStream, ScriptedTokenStream, TokenStream } from "./tokens.js";
-import type { MockScript } from "./wire.js";
+import {
+  EchoTokenStream,
+  MinTokensMask,
+  modelFreeToken,
+  promptSeed,
+  ScriptedTokenStream,
+  TokenStream,
+} from "./tokens.js";
+import type { MockRepetitionDetection, MockScript } from "./wire.js";
 
 export const FINISH_STOP = 0;
 export const FINISH_LENGTH = 1;
 export const FINISH_ABORT = 2;
 export const FINISH_ERROR = 3;
+/** FinishReason.REPETITION (check_stop's repetition_detection), with stop_reason "repetition_detected". */
+export const FINISH_REPETITION = 4;
 
 export type PauseState = "unpaused" | "paused_new" | "paused_all";
 
@@ -27,6 +36,11 @@ export interface SchedRequestSpec {
   minTokens: number;
   eosTokenId: number | null;
   stopTokenIds: readonly number[];
+  /** `_all_stop_token_ids` (stop_token_ids included): masked before min_tokens. */
+  allStopTokenIds?: readonly number[];
+  /** The model's EOS (`--eos-token-id`): a script ending "eos" falls back to it; masked before min_tokens. */
+  modelEosTokenId?: number | null;
+  repetitionDetection?: MockRepetitionDetection | null;
   /** SamplingParams.logprobs (-1 = whole vocabulary); null/absent = no sample logprobs. */
   numLogprobs?: number | null;
   /** SamplingParams.prompt_logprobs (-1 = whole vocabulary); null/absent = no prompt logprobs. */
@@ -38,6 +52,8 @@ export interface SchedRequestSpec {
 interface SchedRequest extends SchedRequestSpec {
   stream: { next(): number };
   numOutputTokens: number;
+  /** The generated ids so far (repetition detection reads their tail). */
+  outputTokenIds: number[];
   /** Request.events: recorded only with log_stats, taken by the request's next output (take_events). */
   events: MockEngineCoreEvent[];
 }
@@ -59,7 +75,7 @@ export interface StepOutput {
   requestId: string;
   newTokenIds: number[];
   finishReason: number | null;
-  stopReason: number | null;
+  stopReason: number | string | null;
   newLogprobs?: MockSampleLogprobs | null;
   newPromptLogprobsTensors?: MockPromptLogprobs | null;
   /** On a request's first output: its prompt length, for the PrefillStats vLLM attaches there. */
@@ -76,7 +92,7 @@ export interface StepResult {
     requestId: string;
     clientIndex: number;
     finishReason: number;
-    stopReason: number | null;
+    stopReason: number | string | null;
     tokens: number;
   }[];
   /** Number of requests that received tokens. */
@@ -150,17 +166,33 @@ export class MockScheduler {
     this.#running.delete(spec.requestId);
     this.#waiting.set(spec.requestId, {
       ...spec,
-      stream: ScriptedTokenStream.around(
-        spec.script ?? null,
-        spec.eosTokenId,
-        this.limits.echoPrompt
-          ? new EchoTokenStream(spec.promptTokenIds)
-          : new TokenStream(spec.requestId, spec.promptTokenIds),
-      ),
+      stream: this.#tokenStream(spec),
       numOutputTokens: 0,
+      outputTokenIds: [],
       // Scheduler.add_request: `if self.log_stats: request.record_event(EngineCoreEventType.QUEUED)`.
       events: this.limits.logStats ? [{ type: EVENT_QUEUED, timestamp: monotonic() }] : [],
     });
+  }
+
+  /**
+   * The request's "model": its script (then the model-free executor's ids, or EOS), else echoed or FNV
+   * ids; stop ids masked before min_tokens, as the executor's TokenChooser does.
+   */
+  #tokenStream(spec: SchedRequestSpec): { next(): number } {
+    const seed = promptSeed(spec.promptTokenIds);
+    const eos = spec.eosTokenId ?? spec.modelEosTokenId ?? null;
+    let stream: { next(): number };
+    if (this.limits.echoPrompt) {
+      const echo = new EchoTokenStream(spec.promptTokenIds);
+      stream = spec.script ? new ScriptedTokenStream(spec.script, eos, () => echo.next()) : echo;
+    } else if (spec.script) {
+      stream = new ScriptedTokenStream(spec.script, eos, (index) => modelFreeToken(seed, index));
+    } else {
+      stream = new TokenStream(spec.requestId, spec.promptTokenIds);
+    }
+    const masked = new Set([...(spec.allStopTokenIds ?? []), ...spec.stopTokenIds]);
+    if (eos !== null) masked.add(eos);
+    return MinTokensMask.around(stream, spec.minTokens, masked, seed);
   }
 
   /** Client abort: removes the ids (unknown ids are ignored), returns the ids that were live. */
@@ -245,10 +277,11 @@ export class MockScheduler {
   #generate(request: SchedRequest): StepOutput {
     const firstPosition = request.numOutputTokens;
     const newTokenIds: number[] = [];
-    let stop: { finishReason: number; stopReason: number | null } | null = null;
+    let stop: { finishReason: number; stopReason: number | string | null } | null = null;
     for (let i = 0; i < this.limits.tokensPerStep && stop === null; i++) {
       const token = request.stream.next();
       newTokenIds.push(token);
+      request.outputTokenIds.push(token);
       request.numOutputTokens++;
       stop = this.#checkStop(request, token);
     }
@@ -289,7 +322,7 @@ export class MockScheduler {
   #checkStop(
     request: SchedRequest,
     token: number,
-  ): { finishReason: number; stopReason: number | null } | null {
+  ): { finishReason: number; stopReason: number | string | null } | null {
     if (request.numOutputTokens < request.minTokens) return null;
     if (request.eosTokenId !== null && token === request.eosTokenId) {
       return { finishReason: FINISH_STOP, stopReason: null };
@@ -299,6 +332,36 @@ export class MockScheduler {
     if (numTokens >= this.limits.maxModelLen || request.numOutputTokens >= request.maxTokens) {
       return { finishReason: FINISH_LENGTH, stopReason: null };
     }
+    if (request.repetitionDetection && hasRepetition(request.outputTokenIds, request.repetitionDetection)) {
+      return { finishReason: FINISH_REPETITION, stopReason: "repetition_detected" };
+    }
     return null;
   }
+}
+
+/**
+ * check_sequence_repetition (vllm/v1/core/sched/utils.py): for each pattern length from min to max
+ * (min <= 0 counts as 1), is the tail `min_count` repetitions of the last `pattern_len` ids? Off when
+ * max <= 0, min_count < 2 or min > max; stops at the first length whose repetitions exceed the output.
+ */
+export function hasRepetition(tokens: readonly number[], params: MockRepetitionDetection): boolean {
+  const max = params.maxPatternSize;
+  const min = params.minPatternSize <= 0 ? 1 : params.minPatternSize;
+  const count = params.minCount;
+  if (max <= 0 || count < 2 || min > max) return false;
+  for (let len = min; len <= max; len++) {
+    if (len * count > tokens.length) return false;
+    let repeating = true;
+    for (let n = 1; n <= len && repeating; n++) {
+      const target = tokens[tokens.length - n];
+      for (let m = 1; m < count; m++) {
+        if (tokens[tokens.length - (len * m + n)] !== target) {
+          repeating = false;
+          break;
+        }
+      }
+    }
+    if (repeating) return true;
+  }
+  return false;
 }

@@ -8,8 +8,10 @@ import {
 import { afterEach, describe, expect, it } from "vitest";
 import {
   expectedTokens,
+  modelFreeToken,
   type MockEngineOptions,
   type MockEngineProcess,
+  promptSeed,
   startMockEngine,
 } from "../src/index.js";
 import { delay, type FrontendOptions, RawFrontend, request } from "./harness.js";
@@ -90,10 +92,14 @@ describe("requests", () => {
     expect(a.last.finishReason).toBe(FinishReason.STOP);
     expect(a.last.stopReason).toBeNull();
 
-    // The same request with min_tokens past the EOS position runs on (unless EOS recurs later).
+    // The same request with min_tokens past the EOS position runs on (unless EOS recurs later): the
+    // min-tokens logits processor masks EOS, so that position holds another id (the model-free executor's
+    // choice: its deterministic id for that position).
     const id = "eos-min";
     const s2 = expectedTokens(id, [1, 2, 3], 12);
     const eos2 = s2[1]!;
+    s2[1] = modelFreeToken(promptSeed([1, 2, 3]), 1);
+    expect(s2[1]).not.toBe(eos2);
     const laterHit = s2.slice(5).indexOf(eos2);
     await frontend.add(0, request(id, { maxTokens: 12, minTokens: 5, eosTokenId: eos2 }));
     const b = await frontend.finished(id);

@@ -304,7 +304,7 @@ describe.skipIf(!kit)(title("differential: the mock engine against vLLM's real e
       stepMs: STEP_MS,
       logStats: true,
       vllmVersion: "main",
-      // eosTokenId: CONFIG_EOS,
+      eosTokenId: CONFIG_EOS,
       readyResponse: { maxModelLen: MAX_MODEL_LEN },
     });
     const [realClient, mockClient] = await Promise.all([
