@@ -438,6 +438,7 @@ export class MockEngineCore implements UtilityHost {
       allStopTokenIds: sampling.allStopTokenIds,
       modelEosTokenId: this.#options.eosTokenId,
       repetitionDetection: sampling.repetitionDetection,
+      traceHeaders: request.traceHeaders,
       numLogprobs: sampling.logprobs,
       // gpu_model_runner.py _get_prompt_logprobs_dict skips prompts given as embeddings (no token ids).
       numPromptLogprobs: request.promptTokenIds === null ? null : sampling.promptLogprobs,

@@ -41,6 +41,8 @@ export interface SchedRequestSpec {
   /** The model's EOS (`--eos-token-id`): a script ending "eos" falls back to it; masked before min_tokens. */
   modelEosTokenId?: number | null;
   repetitionDetection?: MockRepetitionDetection | null;
+  /** EngineCoreRequest.trace_headers, echoed on every output of the request. */
+  traceHeaders?: Record<string, string> | null;
   /** SamplingParams.logprobs (-1 = whole vocabulary); null/absent = no sample logprobs. */
   numLogprobs?: number | null;
   /** SamplingParams.prompt_logprobs (-1 = whole vocabulary); null/absent = no prompt logprobs. */
@@ -82,6 +84,8 @@ export interface StepOutput {
   prefillPromptTokens?: number;
   /** request.take_events() (log_stats only): the events recorded since the request's last output. */
   events?: MockEngineCoreEvent[] | null;
+  /** trace_headers=request.trace_headers (update_from_output), on every output of the request. */
+  traceHeaders?: Record<string, string> | null;
 }
 
 export interface StepResult {
@@ -292,6 +296,7 @@ export class MockScheduler {
       stopReason: stop?.stopReason ?? null,
     };
     if (firstPosition === 0) output.prefillPromptTokens = request.promptTokenIds.length;
+    if (request.traceHeaders) output.traceHeaders = request.traceHeaders;
     // update_from_output: EngineCoreOutput(events=request.take_events()), None when there are none.
     if (request.events.length > 0) {
       output.events = request.events;

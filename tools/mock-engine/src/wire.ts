@@ -180,6 +180,8 @@ export interface MockAddRequest {
   sampling: MockSampling | null;
   pooling: { task: string | null } | null;
   abortImmediately: boolean;
+  /** `trace_headers`: the scheduler copies them onto every output of the request (update_from_output). */
+  traceHeaders: Record<string, string> | null;
   /** Array elements past EngineCoreRequest's fields, which the decode skipped (e.g. a newer frontend's session_id). */
   skippedTrailing: unknown[];
 }
@@ -236,6 +238,10 @@ function toMockAdd(request: DecodedEngineCoreRequest): MockAddRequest {
     sampling,
     pooling,
     abortImmediately: request.abort_immediately,
+    traceHeaders:
+      request.trace_headers instanceof Map
+        ? Object.fromEntries(request.trace_headers as Map<string, string>)
+        : ((request.trace_headers as Record<string, string> | null | undefined) ?? null),
     skippedTrailing: Array.isArray(request.skipped_trailing) ? request.skipped_trailing : [],
   };
 }
@@ -346,6 +352,7 @@ export function encodeOutputs(o: MockOutputs, encoding: OutputEncoding = PIN_ENC
         finishReason: out.finishReason as 0 | 1 | 2 | 3 | 4 | null,
         stopReason: out.stopReason,
         events: out.events ?? null,
+        traceHeaders: out.traceHeaders ?? null,
         prefillStats:
           out.prefillPromptTokens === undefined
             ? null

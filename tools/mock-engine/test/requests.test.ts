@@ -107,6 +107,36 @@ describe("requests", () => {
     expect(b.last.finishReason).toBe(laterHit === -1 ? FinishReason.LENGTH : FinishReason.STOP);
   });
 
+  it("echoes trace_headers on every output; stops on repetition_detection with REPETITION", async () => {
+    const { frontend } = await setup();
+    const headers = { traceparent: "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01" };
+    await frontend.add(0, request("traced", { maxTokens: 3 }, { traceHeaders: headers }));
+    const traced = await frontend.finished("traced");
+    const outputs = frontend.outputsFor("traced");
+    expect(outputs).toHaveLength(3);
+    for (const { output } of outputs) expect(output.traceHeaders).toEqual(headers);
+    expect(traced.last.finishReason).toBe(FinishReason.LENGTH);
+
+    await frontend.add(
+      0,
+      request("repeats", {
+        maxTokens: 10,
+        extraArgs: { scripted_token_ids: [5, 6, 5, 6, 5, 6, 5, 6] },
+        repetitionDetection: { maxPatternSize: 2, minPatternSize: 1, minCount: 3 },
+      }),
+    );
+    const repeats = await frontend.finished("repeats");
+    expect(repeats.tokens).toEqual([5, 6, 5, 6, 5, 6]);
+    expect(repeats.last.finishReason).toBe(FinishReason.REPETITION);
+    expect(repeats.last.stopReason).toBe("repetition_detected");
+  });
+
+  it("a malformed script is fatal, as the model-free executor raising inside the step", async () => {
+    const { frontend } = await setup();
+    await frontend.add(0, request("bad-script", { extraArgs: { scripted_token_ids: [11, "x"] } }));
+    await frontend.received.wait((m) => m.kind === "dead", 10_000, "ENGINE_CORE_DEAD");
+  });
+
   it("emits tokensPerStep tokens per step and caps at max_tokens", async () => {
     const { frontend } = await setup({ tokensPerStep: 3 });
     await frontend.add(0, request("multi", { maxTokens: 7 }));
