@@ -271,8 +271,7 @@ export function resolveOptions(options: MockEngineOptions): ResolvedOptions {
         : nonNegativeInt(options.extraWaitingMs, "extraWaitingMs", 0),
     extraWaitingEngines: options.extraWaitingEngines ? [...options.extraWaitingEngines] : undefined,
     surviveBadRequests: options.surviveBadRequests === true,
-    eosTokenId:
-      options.eosTokenId === undefined ? null : nonNegativeInt(options.eosTokenId, "eosTokenId", 0),
+    eosTokenId: options.eosTokenId === undefined ? null : nonNegativeInt(options.eosTokenId, "eosTokenId", 0),
   };
 }
 
@@ -332,7 +331,7 @@ const FLAGS = {
   "extra-waiting-ms": { type: "string", help: "the --extra-waiting load clears after N ms (default never)" },
   "eos-token-id": {
     type: "string",
-    help: "the model's EOS id (config.json): what a script ending \"eos\" emits when the request has none",
+    help: 'the model\'s EOS id (config.json): what a script ending "eos" emits when the request has none',
   },
   "extra-waiting-engines": { type: "string", help: "comma-separated engines --extra-waiting applies to" },
   "survive-bad-requests": {

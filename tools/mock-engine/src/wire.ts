@@ -17,8 +17,8 @@ import {
 import { pyRepr } from "./python-values.js";
 import type { MockReadyResponse } from "./ready-response.js";
 import type { StepOutput } from "./scheduler.js";
-import { MOCK_VOCAB_SIZE } from "./tokens.js";
 import { makePrefillStats } from "./stats.js";
+import { MOCK_VOCAB_SIZE } from "./tokens.js";
 import {
   type DecodedEngineCoreRequest,
   decodeEngineCoreRequest,
@@ -143,7 +143,8 @@ export function readScript(
     if (!has("scripted_text")) return { script: null, error: null };
     return {
       script: null,
-      error: "model-free executor: extra_args.scripted_text needs the model's tokenizer, which the mock has not",
+      error:
+        "model-free executor: extra_args.scripted_text needs the model's tokenizer, which the mock has not",
     };
   }
   const raw = get("scripted_token_ids");

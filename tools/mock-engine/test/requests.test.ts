@@ -8,9 +8,9 @@ import {
 import { afterEach, describe, expect, it } from "vitest";
 import {
   expectedTokens,
-  modelFreeToken,
   type MockEngineOptions,
   type MockEngineProcess,
+  modelFreeToken,
   promptSeed,
   startMockEngine,
 } from "../src/index.js";

@@ -1,6 +1,12 @@
 import { describe, expect, it } from "vitest";
 import { hasRepetition } from "../src/scheduler.js";
-import { EchoTokenStream, MinTokensMask, modelFreeToken, promptSeed, ScriptedTokenStream } from "../src/tokens.js";
+import {
+  EchoTokenStream,
+  MinTokensMask,
+  modelFreeToken,
+  promptSeed,
+  ScriptedTokenStream,
+} from "../src/tokens.js";
 import { readScript } from "../src/wire.js";
 
 describe("scripted tokens (extra_args.scripted_token_ids), as the model-free executor plays them", () => {
@@ -46,12 +52,16 @@ describe("scripted tokens (extra_args.scripted_token_ids), as the model-free exe
     expect(promptSeed([])).toBe(18652613);
     expect(promptSeed([4294967295, 5])).toBe(1166469393);
 
-    const cont = new ScriptedTokenStream({ tokenIds: [7, 8], end: "continue" }, 99, (i) => modelFreeToken(seed, i));
+    const cont = new ScriptedTokenStream({ tokenIds: [7, 8], end: "continue" }, 99, (i) =>
+      modelFreeToken(seed, i),
+    );
     expect([cont.next(), cont.next(), cont.next(), cont.next()]).toEqual([7, 8, 12064, 19983]);
     const eos = new ScriptedTokenStream({ tokenIds: [7, 8], end: "eos" }, 99, () => -1);
     expect([eos.next(), eos.next(), eos.next(), eos.next()]).toEqual([7, 8, 99, 99]);
     // "eos" without any EOS known: the ids continue.
-    const noEos = new ScriptedTokenStream({ tokenIds: [7], end: "eos" }, null, (i) => modelFreeToken(seed, i));
+    const noEos = new ScriptedTokenStream({ tokenIds: [7], end: "eos" }, null, (i) =>
+      modelFreeToken(seed, i),
+    );
     expect([noEos.next(), noEos.next()]).toEqual([7, 4145]);
     const echo = new EchoTokenStream([1, 2]);
     const echoed = new ScriptedTokenStream({ tokenIds: [7], end: "continue" }, 99, () => echo.next());
@@ -73,6 +83,8 @@ describe("scripted tokens (extra_args.scripted_token_ids), as the model-free exe
     expect(hasRepetition([5, 6, 5, 6, 5, 6], params)).toBe(true);
     expect(hasRepetition([1, 4, 4, 4], params)).toBe(true);
     expect(hasRepetition([5, 6, 5, 6, 5, 6], { ...params, minCount: 1 })).toBe(false);
-    expect(hasRepetition([5, 6, 5, 6, 5, 6], { maxPatternSize: 0, minPatternSize: 0, minCount: 3 })).toBe(false);
+    expect(hasRepetition([5, 6, 5, 6, 5, 6], { maxPatternSize: 0, minPatternSize: 0, minCount: 3 })).toBe(
+      false,
+    );
   });
 });

@@ -190,7 +190,8 @@ export function statsInsanity(stats: SchedulerStats): string[] {
   count("numRunningReqs", stats.numRunningReqs);
   count("numWaitingReqs", stats.numWaitingReqs);
   count("numSkippedWaitingReqs", stats.numSkippedWaitingReqs);
-  if (!(stats.kvCacheUsage >= 0 && stats.kvCacheUsage <= 1)) problems.push(`kvCacheUsage = ${stats.kvCacheUsage}`);
+  if (!(stats.kvCacheUsage >= 0 && stats.kvCacheUsage <= 1))
+    problems.push(`kvCacheUsage = ${stats.kvCacheUsage}`);
   const p = stats.prefixCacheStats;
   count("prefixCacheStats.requests", p.requests);
   count("prefixCacheStats.queries", p.queries);

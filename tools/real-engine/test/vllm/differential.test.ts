@@ -97,7 +97,12 @@ const req = (
   request: Omit<CallRequest, "requestId">,
   more: { abort?: "before-first" | number; knownDifference?: string } = {},
 ): Scenario => ({ name, kind: "request", request, ...more });
-const util = (name: string, method: string, args: readonly unknown[], knownDifference?: string): Scenario => ({
+const util = (
+  name: string,
+  method: string,
+  args: readonly unknown[],
+  knownDifference?: string,
+): Scenario => ({
   name,
   kind: "utility",
   method,
@@ -110,15 +115,30 @@ const corpus: Scenario[] = [
   // Scripts and what follows them.
   req("script, then LENGTH", scripted(SCRIPT, { maxTokens: 5 })),
   req("script shorter than max_tokens, scripted_end continue", scripted([11, 22], { maxTokens: 6 })),
-  req("script, scripted_end eos, request EOS", scripted([11, 22], { maxTokens: 6, eosTokenId: EOS }, { scripted_end: "eos" })),
-  req("script, scripted_end eos, no request EOS (the model's)", scripted([11, 22], { maxTokens: 5 }, { scripted_end: "eos" })),
+  req(
+    "script, scripted_end eos, request EOS",
+    scripted([11, 22], { maxTokens: 6, eosTokenId: EOS }, { scripted_end: "eos" }),
+  ),
+  req(
+    "script, scripted_end eos, no request EOS (the model's)",
+    scripted([11, 22], { maxTokens: 5 }, { scripted_end: "eos" }),
+  ),
   // Stop rules.
   req("stop token id", scripted([11, 22, 33, 44], { stopTokenIds: [33] })),
   req("EOS in the script", scripted([11, EOS, 22], { eosTokenId: EOS })),
-  req("EOS and a stop token: EOS has no stop_reason", scripted([11, 33, EOS], { eosTokenId: EOS, stopTokenIds: [EOS, 33] })),
+  req(
+    "EOS and a stop token: EOS has no stop_reason",
+    scripted([11, 33, EOS], { eosTokenId: EOS, stopTokenIds: [EOS, 33] }),
+  ),
   req("ignore_eos", scripted([11, EOS, 22], { ignoreEos: true, maxTokens: 4 })),
-  req("min_tokens with a scripted EOS before it", scripted([11, EOS, 22, EOS], { eosTokenId: EOS, minTokens: 3 })),
-  req("min_tokens with a scripted stop token before it", scripted([11, 33, 22, 33], { stopTokenIds: [33], minTokens: 3 })),
+  req(
+    "min_tokens with a scripted EOS before it",
+    scripted([11, EOS, 22, EOS], { eosTokenId: EOS, minTokens: 3 }),
+  ),
+  req(
+    "min_tokens with a scripted stop token before it",
+    scripted([11, 33, 22, 33], { stopTokenIds: [33], minTokens: 3 }),
+  ),
   req("max_tokens 1", scripted(SCRIPT, { maxTokens: 1 })),
   req("max_model_len reached", {
     promptTokenIds: prompt(MAX_MODEL_LEN - 3),
@@ -136,21 +156,36 @@ const corpus: Scenario[] = [
   req("logprobs 3", scripted([11, 22, 33], { maxTokens: 3, logprobs: 3 })),
   req("logprobs -1 (whole vocabulary)", scripted([11, 22], { maxTokens: 2, logprobs: -1 })),
   req("prompt logprobs 2", scripted([11, 22], { maxTokens: 2, promptLogprobs: 2 })),
-  req("prompt logprobs 0 and logprobs 1", scripted([11, 22], { maxTokens: 2, promptLogprobs: 0, logprobs: 1 })),
+  req(
+    "prompt logprobs 0 and logprobs 1",
+    scripted([11, 22], { maxTokens: 2, promptLogprobs: 0, logprobs: 1 }),
+  ),
   req("prompt logprobs, one-token prompt", {
     promptTokenIds: [4242],
     samplingParams: { maxTokens: 2, promptLogprobs: 1, extraArgs: { scripted_token_ids: [11, 22] } },
   }),
   // Sampling fields: accepted identically (the tokens are scripted on both sides).
-  req("temperature/top_p/top_k/min_p/seed", scripted([11, 22], { maxTokens: 2, temperature: 0.7, topP: 0.9, topK: 5, minP: 0.1, seed: 42 })),
-  req("penalties", scripted([11, 22], { maxTokens: 2, presencePenalty: 0.5, frequencyPenalty: 0.5, repetitionPenalty: 1.2 })),
-  req("logit_bias and allowed_token_ids", scripted([11, 22], { maxTokens: 2, logitBias: { 11: 1.5 }, allowedTokenIds: [11, 22, 33] })),
+  req(
+    "temperature/top_p/top_k/min_p/seed",
+    scripted([11, 22], { maxTokens: 2, temperature: 0.7, topP: 0.9, topK: 5, minP: 0.1, seed: 42 }),
+  ),
+  req(
+    "penalties",
+    scripted([11, 22], { maxTokens: 2, presencePenalty: 0.5, frequencyPenalty: 0.5, repetitionPenalty: 1.2 }),
+  ),
+  req(
+    "logit_bias and allowed_token_ids",
+    scripted([11, 22], { maxTokens: 2, logitBias: { 11: 1.5 }, allowedTokenIds: [11, 22, 33] }),
+  ),
   req("bad_words", scripted([11, 22], { maxTokens: 2, badWords: ["foo"] })),
   req("n > 1 with greedy sampling is refused", scripted([11], { maxTokens: 2, n: 2, temperature: 0 })),
   req("negative temperature is refused", scripted([11], { maxTokens: 2, temperature: -1 })),
   req("logprob_token_ids", scripted([11, 22], { maxTokens: 2, logprobs: 1, logprobTokenIds: [11, 5] })),
   // Request fields the engine echoes or ignores.
-  req("trace headers", { ...scripted([11, 22], { maxTokens: 2 }), traceHeaders: { traceparent: "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01" } }),
+  req("trace headers", {
+    ...scripted([11, 22], { maxTokens: 2 }),
+    traceHeaders: { traceparent: "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01" },
+  }),
   req("priority and cache_salt", { ...scripted([11, 22], { maxTokens: 2 }), priority: 3, cacheSalt: "salt" }),
   req("max_tokens None (the preprocessing error path)", {
     promptTokenIds: prompt(),
@@ -170,8 +205,18 @@ const corpus: Scenario[] = [
   util("execute_dummy_batch", "execute_dummy_batch", []),
   util("list_loras", "list_loras", []),
   util("remove_lora of an unknown id", "remove_lora", [7]),
-  util("pin_lora of an unknown id", "pin_lora", [7], "the model-free worker's pin_lora returns False (no LoRA manager); vLLM's GPU worker raises"),
-  util("add_lora", "add_lora", [["adapter", 1, "/tmp/adapter"]], "the model-free worker cannot load LoRA adapters (NotImplementedError); the mock plays a worker that can"),
+  util(
+    "pin_lora of an unknown id",
+    "pin_lora",
+    [7],
+    "the model-free worker's pin_lora returns False (no LoRA manager); vLLM's GPU worker raises",
+  ),
+  util(
+    "add_lora",
+    "add_lora",
+    [["adapter", 1, "/tmp/adapter"]],
+    "the model-free worker cannot load LoRA adapters (NotImplementedError); the mock plays a worker that can",
+  ),
   util("add_lora with an object", "add_lora", [{ lora_name: "a", lora_int_id: 1, lora_path: "/x" }]),
   util("add_lora with a short array", "add_lora", [["a"]]),
   util("add_lora with a bool id", "add_lora", [["a", true, "/x"]]),
@@ -288,7 +333,15 @@ describe.skipIf(!kit)(title("differential: the mock engine against vLLM's real e
     realRun: RunResult | null;
     mockRun: RunResult | null;
     modelDir: string | null;
-  } = { real: null, realClient: null, mock: null, mockClient: null, realRun: null, mockRun: null, modelDir: null };
+  } = {
+    real: null,
+    realClient: null,
+    mock: null,
+    mockClient: null,
+    realRun: null,
+    mockRun: null,
+    modelDir: null,
+  };
   const timings: Record<string, number> = {};
 
   beforeAll(async () => {
@@ -357,7 +410,9 @@ describe.skipIf(!kit)(title("differential: the mock engine against vLLM's real e
     await state.real?.stop();
     await state.mock?.stop();
     if (state.modelDir) rmSync(state.modelDir, { recursive: true, force: true });
-    console.log(`differential timings: ${JSON.stringify(Object.fromEntries(Object.entries(timings).map(([k, v]) => [k, Math.round(v)])))}`);
+    console.log(
+      `differential timings: ${JSON.stringify(Object.fromEntries(Object.entries(timings).map(([k, v]) => [k, Math.round(v)])))}`,
+    );
   });
 
   for (const scenario of corpus) {
@@ -380,7 +435,9 @@ describe.skipIf(!kit)(title("differential: the mock engine against vLLM's real e
     const mock = state.mockRun?.stats ?? [];
     expect(real.length).toBeGreaterThan(0);
     expect(mock.length).toBeGreaterThan(0);
-    const signatures = (all: SchedulerStats[]) => [...new Set(all.map((s) => JSON.stringify(statsSignature(s))))];
+    const signatures = (all: SchedulerStats[]) => [
+      ...new Set(all.map((s) => JSON.stringify(statsSignature(s)))),
+    ];
     expect(signatures(mock)).toEqual(signatures(real));
     expect(real.flatMap(statsInsanity)).toEqual([]);
     expect(mock.flatMap(statsInsanity)).toEqual([]);
