@@ -9,6 +9,7 @@ import {
   resolveNumLogprobs,
   sampleLogprobs,
 } from "./logprobs.js";
+import type { MockPrefixCache } from "./prefix-cache.js";
 import {
   EchoTokenStream,
   MinTokensMask,
@@ -43,6 +44,11 @@ export interface SchedRequestSpec {
   repetitionDetection?: MockRepetitionDetection | null;
   /** EngineCoreRequest.trace_headers, echoed on every output of the request. */
   traceHeaders?: Record<string, string> | null;
+  /** Prefix-cache keys: cache_salt (first block) and the LoRA adapter's name (every block). */
+  cacheSalt?: string | null;
+  loraName?: string | null;
+  /** SamplingParams.skip_reading_prefix_cache (set when prompt logprobs are asked): no lookup, not counted. */
+  skipReadingPrefixCache?: boolean;
   /** SamplingParams.logprobs (-1 = whole vocabulary); null/absent = no sample logprobs. */
   numLogprobs?: number | null;
   /** SamplingParams.prompt_logprobs (-1 = whole vocabulary); null/absent = no prompt logprobs. */
@@ -56,6 +62,11 @@ interface SchedRequest extends SchedRequestSpec {
   numOutputTokens: number;
   /** The generated ids so far (repetition detection reads their tail). */
   outputTokenIds: number[];
+  /** Request.block_hashes: one per full block of prompt + output, and how many are stored in the cache. */
+  blockKeys: string[];
+  storedBlocks: number;
+  /** Prompt tokens the prefix cache supplied at admission. */
+  cachedTokens: number;
   /** Request.events: recorded only with log_stats, taken by the request's next output (take_events). */
   events: MockEngineCoreEvent[];
 }
@@ -82,6 +93,8 @@ export interface StepOutput {
   newPromptLogprobsTensors?: MockPromptLogprobs | null;
   /** On a request's first output: its prompt length, for the PrefillStats vLLM attaches there. */
   prefillPromptTokens?: number;
+  /** With prefillPromptTokens: the prompt tokens that were prefix-cache hits. */
+  prefillCachedTokens?: number;
   /** request.take_events() (log_stats only): the events recorded since the request's last output. */
   events?: MockEngineCoreEvent[] | null;
   /** trace_headers=request.trace_headers (update_from_output), on every output of the request. */
@@ -109,8 +122,8 @@ export class MockScheduler {
   #pause: PauseState = "unpaused";
   /** max_num_logprobs of the batch being stepped (null: no request in it asked for logprobs). */
   #batchNumLogprobs: number | null = null;
-  /** Requests admitted by the last schedule() and their prompt tokens (prefix-cache queries). */
-  #admitted = { requests: 0, tokens: 0 };
+  /** Requests admitted by the last schedule() that looked up the prefix cache: their tokens and hits. */
+  #admitted = { requests: 0, tokens: 0, hits: 0 };
 
   constructor(
     private readonly limits: {
@@ -120,6 +133,8 @@ export class MockScheduler {
       echoPrompt?: boolean;
       /** log_stats: record QUEUED / SCHEDULED events on requests (Scheduler.add_request / schedule). */
       logStats?: boolean;
+      /** Automatic prefix caching (vLLM's default); without it nothing is cached and every request counts. */
+      prefixCache?: MockPrefixCache;
     },
   ) {}
 
@@ -139,8 +154,8 @@ export class MockScheduler {
     return this.#waiting.size;
   }
 
-  /** Requests admitted by the last schedule() and their prompt tokens. */
-  get admitted(): { requests: number; tokens: number } {
+  /** Requests admitted by the last schedule() (PrefixCacheStats.record): count, prompt tokens, hits. */
+  get admitted(): { requests: number; tokens: number; hits: number } {
     return { ...this.#admitted };
   }
 
@@ -173,6 +188,9 @@ export class MockScheduler {
       stream: this.#tokenStream(spec),
       numOutputTokens: 0,
       outputTokenIds: [],
+      blockKeys: [],
+      storedBlocks: 0,
+      cachedTokens: 0,
       // Scheduler.add_request: `if self.log_stats: request.record_event(EngineCoreEventType.QUEUED)`.
       events: this.limits.logStats ? [{ type: EVENT_QUEUED, timestamp: monotonic() }] : [],
     });
@@ -221,7 +239,7 @@ export class MockScheduler {
 
   /** Start of a step: admits waiting requests (unless paused) and returns the ids scheduled for this step. */
   schedule(): string[] {
-    this.#admitted = { requests: 0, tokens: 0 };
+    this.#admitted = { requests: 0, tokens: 0, hits: 0 };
     if (this.#pause === "paused_all") return [];
     // Scheduler.schedule: one `scheduled_timestamp = time.monotonic()` for every request admitted this step.
     const scheduledTimestamp = monotonic();
@@ -232,8 +250,21 @@ export class MockScheduler {
         this.#running.set(id, request);
         if (this.limits.logStats)
           request.events.push({ type: EVENT_SCHEDULED, timestamp: scheduledTimestamp });
-        this.#admitted.requests++;
-        this.#admitted.tokens += request.promptTokenIds.length;
+        this.#admit(request);
+      }
+    }
+    // allocate_slots caches every full block of the tokens being computed (prompt, then generated ones).
+    const cache = this.limits.prefixCache;
+    if (cache) {
+      for (const request of this.#running.values()) {
+        cache.extendKeys(request.blockKeys, [...request.promptTokenIds, ...request.outputTokenIds], {
+          salt: request.cacheSalt ?? null,
+          lora: request.loraName ?? null,
+        });
+        if (request.blockKeys.length > request.storedBlocks) {
+          cache.store(request.blockKeys.slice(request.storedBlocks));
+          request.storedBlocks = request.blockKeys.length;
+        }
       }
     }
     // The sampler gathers max_num_logprobs columns for the whole batch (InputBatch.max_num_logprobs,
@@ -245,6 +276,26 @@ export class MockScheduler {
       this.#batchNumLogprobs = Math.max(this.#batchNumLogprobs ?? n, n);
     }
     return [...this.#running.keys()];
+  }
+
+  /** get_computed_blocks + record_prefix_cache_stats for a request being admitted. */
+  #admit(request: SchedRequest): void {
+    const cache = this.limits.prefixCache;
+    const numTokens = request.promptTokenIds.length;
+    if (!cache) {
+      this.#admitted.requests++;
+      this.#admitted.tokens += numTokens;
+      return;
+    }
+    if (request.skipReadingPrefixCache) return;
+    cache.extendKeys(request.blockKeys, request.promptTokenIds, {
+      salt: request.cacheSalt ?? null,
+      lora: request.loraName ?? null,
+    });
+    request.cachedTokens = cache.hitTokens(request.blockKeys, numTokens);
+    this.#admitted.requests++;
+    this.#admitted.tokens += numTokens;
+    this.#admitted.hits += request.cachedTokens;
   }
 
   /**
@@ -295,7 +346,10 @@ export class MockScheduler {
       finishReason: stop?.finishReason ?? null,
       stopReason: stop?.stopReason ?? null,
     };
-    if (firstPosition === 0) output.prefillPromptTokens = request.promptTokenIds.length;
+    if (firstPosition === 0) {
+      output.prefillPromptTokens = request.promptTokenIds.length;
+      output.prefillCachedTokens = request.cachedTokens;
+    }
     if (request.traceHeaders) output.traceHeaders = request.traceHeaders;
     // update_from_output: EngineCoreOutput(events=request.take_events()), None when there are none.
     if (request.events.length > 0) {

@@ -84,6 +84,8 @@ export interface MockSampling {
   script: MockScript | null;
   /** A malformed script: the model-free executor raises inside the step (fatal for the engine). */
   scriptError: string | null;
+  /** skip_reading_prefix_cache after __post_init__ (true when prompt logprobs are asked). */
+  skipReadingPrefixCache: boolean;
   /** RepetitionDetectionParams (check_stop's last rule), or null. */
   repetitionDetection: MockRepetitionDetection | null;
 }
@@ -183,6 +185,9 @@ export interface MockAddRequest {
   abortImmediately: boolean;
   /** `trace_headers`: the scheduler copies them onto every output of the request (update_from_output). */
   traceHeaders: Record<string, string> | null;
+  /** Prefix-cache keys: `cache_salt` and the LoRA adapter's name. */
+  cacheSalt: string | null;
+  loraName: string | null;
   /** Array elements past EngineCoreRequest's fields, which the decode skipped (e.g. a newer frontend's session_id). */
   skippedTrailing: unknown[];
 }
@@ -219,6 +224,7 @@ function toMockAdd(request: DecodedEngineCoreRequest): MockAddRequest {
         ),
         script: script?.script ?? null,
         scriptError: script?.error ?? null,
+        skipReadingPrefixCache: sp.skip_reading_prefix_cache === true,
         repetitionDetection: repetition
           ? {
               maxPatternSize: Number(repetition.max_pattern_size ?? 0),
@@ -239,6 +245,9 @@ function toMockAdd(request: DecodedEngineCoreRequest): MockAddRequest {
     sampling,
     pooling,
     abortImmediately: request.abort_immediately,
+    cacheSalt: (request.cache_salt as string | null | undefined) ?? null,
+    loraName:
+      ((request.lora_request as { lora_name?: string } | null | undefined)?.lora_name as string) ?? null,
     traceHeaders:
       request.trace_headers instanceof Map
         ? Object.fromEntries(request.trace_headers as Map<string, string>)
@@ -357,7 +366,7 @@ export function encodeOutputs(o: MockOutputs, encoding: OutputEncoding = PIN_ENC
         prefillStats:
           out.prefillPromptTokens === undefined
             ? null
-            : makePrefillStats(out.prefillPromptTokens, blockSize, vllmVersion),
+            : makePrefillStats(out.prefillPromptTokens, blockSize, vllmVersion, out.prefillCachedTokens ?? 0),
       })),
       schedulerStats: o.schedulerStats ?? null,
       finishedRequests: o.finishedRequests ?? null,

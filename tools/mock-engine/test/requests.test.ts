@@ -131,6 +131,40 @@ describe("requests", () => {
     expect(repeats.last.stopReason).toBe("repetition_detected");
   });
 
+  it("prefix caching: a repeated prompt reuses its full blocks (as measured on vLLM: 32 of 40 cached)", async () => {
+    const { frontend } = await setup({ logStats: true });
+    const prompt = Array.from({ length: 40 }, (_, i) => 500 + i);
+    const run = async (id: string, sampling: Record<string, unknown> = {}, extra = {}) => {
+      await frontend.add(0, request(id, { maxTokens: 2, ...sampling }, { promptTokenIds: prompt, ...extra }));
+      await frontend.finished(id);
+      const [first] = frontend.outputsFor(id);
+      return { prefill: first!.output.prefillStats, stats: first!.message.schedulerStats };
+    };
+    const cold = await run("pc-1");
+    expect(cold.prefill).toMatchObject({
+      numComputedTokens: 40,
+      numCachedTokens: 0,
+      numCacheCreationTokens: 32,
+    });
+    const warm = await run("pc-2");
+    expect(warm.prefill).toMatchObject({
+      numPromptTokens: 40,
+      numComputedTokens: 8,
+      numCachedTokens: 32,
+      numLocalCachedTokens: 32,
+      numCacheCreationTokens: 0,
+    });
+    expect(warm.stats?.prefixCacheStats).toMatchObject({ requests: 1, queries: 40, hits: 32 });
+    // Another cache_salt is another cache; prompt logprobs skip the lookup (and are not counted).
+    expect((await run("pc-salt", {}, { cacheSalt: "s" })).prefill).toMatchObject({ numCachedTokens: 0 });
+    const skipped = await run("pc-plp", { promptLogprobs: 1 });
+    expect(skipped.prefill).toMatchObject({ numCachedTokens: 0 });
+    expect(skipped.stats?.prefixCacheStats).toMatchObject({ requests: 0, queries: 0, hits: 0 });
+    // reset_prefix_cache empties it.
+    expect((await frontend.utility(0, "reset_prefix_cache")).result?.value).toBe(true);
+    expect((await run("pc-3")).prefill).toMatchObject({ numCachedTokens: 0 });
+  });
+
   it("a malformed script is fatal, as the model-free executor raising inside the step", async () => {
     const { frontend } = await setup();
     await frontend.add(0, request("bad-script", { extraArgs: { scripted_token_ids: [11, "x"] } }));

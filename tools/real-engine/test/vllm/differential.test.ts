@@ -111,6 +111,9 @@ const util = (
 });
 
 const SCRIPT = [11, 22, 33, 44, 55];
+const SHARED_PROMPT = prompt(40);
+/** A length no other prompt has: whether the engine admitted the request before the abort is timing. */
+const ABORTED_PROMPT_LENGTH = 7;
 const corpus: Scenario[] = [
   // Scripts and what follows them.
   req("script, then LENGTH", scripted(SCRIPT, { maxTokens: 5 })),
@@ -151,6 +154,24 @@ const corpus: Scenario[] = [
       repetitionDetection: { maxPatternSize: 2, minPatternSize: 1, minCount: 3 },
     }),
   ),
+  // Prefix caching (vLLM's is on by default): a prompt seen before, in full 16-token blocks.
+  req("prefix cache: a 40-token prompt, first time", {
+    promptTokenIds: SHARED_PROMPT,
+    samplingParams: { maxTokens: 2, extraArgs: { scripted_token_ids: [11, 22] } },
+  }),
+  req("prefix cache: the same prompt again (32 of 40 tokens cached)", {
+    promptTokenIds: SHARED_PROMPT,
+    samplingParams: { maxTokens: 2, extraArgs: { scripted_token_ids: [11, 22] } },
+  }),
+  req("prefix cache: the same prompt with prompt logprobs (skip_reading_prefix_cache)", {
+    promptTokenIds: SHARED_PROMPT,
+    samplingParams: { maxTokens: 2, promptLogprobs: 1, extraArgs: { scripted_token_ids: [11, 22] } },
+  }),
+  req("prefix cache: the same prompt with another cache_salt", {
+    promptTokenIds: SHARED_PROMPT,
+    samplingParams: { maxTokens: 2, extraArgs: { scripted_token_ids: [11, 22] } },
+    cacheSalt: "other-salt",
+  }),
   // Logprobs.
   req("logprobs 0", scripted([11, 22, 33], { maxTokens: 3, logprobs: 0 })),
   req("logprobs 3", scripted([11, 22, 33], { maxTokens: 3, logprobs: 3 })),
@@ -192,7 +213,14 @@ const corpus: Scenario[] = [
     samplingParams: { maxTokens: null, extraArgs: { scripted_token_ids: [11] } },
   }),
   // Aborts.
-  req("abort before the first output", scripted(SCRIPT, { maxTokens: 200 }), { abort: "before-first" }),
+  req(
+    "abort before the first output",
+    {
+      promptTokenIds: prompt(ABORTED_PROMPT_LENGTH),
+      samplingParams: { maxTokens: 200, extraArgs: { scripted_token_ids: SCRIPT } },
+    },
+    { abort: "before-first" },
+  ),
   req("abort mid-stream", scripted(SCRIPT, { maxTokens: 200 }), { abort: 2 }),
   req("after the aborts: the engine is idle and serves", scripted([11, 22], { maxTokens: 2 })),
   // Utilities.
@@ -441,6 +469,27 @@ describe.skipIf(!kit)(title("differential: the mock engine against vLLM's real e
     expect(signatures(mock)).toEqual(signatures(real));
     expect(real.flatMap(statsInsanity)).toEqual([]);
     expect(mock.flatMap(statsInsanity)).toEqual([]);
+    // Prefix-cache lookups over the whole run (one per admitted request that did not skip the cache):
+    // the requests run one after another, so the totals do not depend on timing.
+    const totals = (all: SchedulerStats[]) =>
+      all.reduce(
+        (t, s) => ({
+          requests: t.requests + s.prefixCacheStats.requests,
+          queries: t.queries + s.prefixCacheStats.queries,
+          hits: t.hits + s.prefixCacheStats.hits,
+        }),
+        { requests: 0, queries: 0, hits: 0 },
+      );
+    // The request aborted right after its ADD is admitted (and counted) or not, depending on whether the
+    // engine's busy loop scheduled it before the ABORT arrived: the mock reads both in one go.
+    const [r, m] = [totals(real), totals(mock)];
+    const gap = { requests: r.requests - m.requests, queries: r.queries - m.queries, hits: r.hits - m.hits };
+    expect([
+      { requests: 0, queries: 0, hits: 0 },
+      { requests: 1, queries: ABORTED_PROMPT_LENGTH, hits: 0 },
+      { requests: -1, queries: -ABORTED_PROMPT_LENGTH, hits: 0 },
+    ]).toContainEqual(gap);
+    expect(totals(real).hits).toBeGreaterThan(0);
     // Both engines end idle.
     expect(real[real.length - 1]?.numRunningReqs).toBe(0);
     expect(mock[mock.length - 1]?.numRunningReqs).toBe(0);
