@@ -33,9 +33,11 @@ describe("scripted tokens (extra_args.scripted_token_ids), as the model-free exe
       "model-free executor: extra_args.scripted_token_ids must be a list of integer token ids, got [11, 'x']",
     );
     expect(readScript({ scripted_token_ids: [true] }).error).toMatch(/must be a list of integer token ids/);
-    expect(readScript({ scripted_token_ids: [32_000, -1] }).error).toBe(
-      "model-free executor: extra_args.scripted_token_ids has ids outside the vocabulary [0, 32000): [32000, -1]",
+    expect(readScript({ scripted_token_ids: [151_645, -1] }).error).toBe(
+      "model-free executor: extra_args.scripted_token_ids has ids outside the vocabulary: [-1]",
     );
+    // Ids of a bigger vocabulary than the mock's own (a Qwen3 tokenizer's) are taken.
+    expect(readScript({ scripted_token_ids: [151_645] }).script?.tokenIds).toEqual([151_645]);
     expect(readScript({ scripted_token_ids: [1], scripted_end: "stop" }).error).toBe(
       "model-free executor: extra_args.scripted_end must be 'continue' or 'eos', got 'stop'",
     );
