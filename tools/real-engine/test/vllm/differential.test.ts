@@ -71,6 +71,13 @@ type Scenario =
       readonly method: string;
       readonly args: readonly unknown[];
       readonly knownDifference?: string;
+    }
+  | {
+      /** Several calls interleaved; `run` returns what is compared. */
+      readonly name: string;
+      readonly kind: "sequence";
+      readonly run: (client: EngineCoreClient, id: string) => Promise<unknown>;
+      readonly knownDifference?: string;
     };
 
 let promptBase = 1_000;
@@ -223,6 +230,80 @@ const corpus: Scenario[] = [
   ),
   req("abort mid-stream", scripted(SCRIPT, { maxTokens: 200 }), { abort: 2 }),
   req("after the aborts: the engine is idle and serves", scripted([11, 22], { maxTokens: 2 })),
+  // Scheduling seen through outputs: requests sharing a step, pauses with requests in flight.
+  {
+    name: "two requests admitted in one step share the batch's logprobs width",
+    kind: "sequence",
+    run: async (client, id) => {
+      // PAUSED_ALL queues both ADDs; the resume (sent after them on the same socket) schedules them together.
+      await client.callUtility("pause_scheduler", ["keep"]);
+      const a = scripted([11, 22, 33], { maxTokens: 3, logprobs: 1 });
+      const b = scripted([44, 55], { maxTokens: 2, logprobs: 4 });
+      const streamA = await client.call({ ...a, requestId: `${id}-a` });
+      const streamB = await client.call({ ...b, requestId: `${id}-b` });
+      await client.callUtility("resume_scheduler", []);
+      const [oa, ob] = await Promise.all([
+        observeStream(streamA, a.promptTokenIds ?? []),
+        observeStream(streamB, b.promptTokenIds ?? []),
+      ]);
+      return { a: oa, b: ob };
+    },
+  },
+  {
+    name: "pause_scheduler(abort) ends a running request with ABORT",
+    kind: "sequence",
+    run: async (client, id) => {
+      const r = scripted(SCRIPT, { maxTokens: 200 });
+      const stream = await client.call({ ...r, requestId: id });
+      const outputs: EngineCoreOutput[] = [];
+      let paused: Promise<unknown> | null = null;
+      for await (const output of stream) {
+        outputs.push(output);
+        if (outputs.length === 2) paused = client.callUtility("pause_scheduler", ["abort"]);
+      }
+      const pauseResult = plain(await paused);
+      const stillPaused = plain(await client.callUtility("is_scheduler_paused", []));
+      await client.callUtility("resume_scheduler", []);
+      // How many tokens arrive between the pause being sent and taking effect is timing: compare the first
+      // two and the terminal output.
+      const last = outputs[outputs.length - 1];
+      return {
+        firstTokens: outputs.slice(0, 2).flatMap((o) => o.newTokenIds),
+        last: last ? outputShape(last, r.promptTokenIds ?? []) : null,
+        pauseResult,
+        stillPaused,
+      };
+    },
+  },
+  {
+    name: "pause_scheduler(wait) answers once the running request finished",
+    kind: "sequence",
+    run: async (client, id) => {
+      const r = scripted(SCRIPT, { maxTokens: 5 });
+      const stream = await client.call({ ...r, requestId: id });
+      const events: string[] = [];
+      let paused: Promise<unknown> | null = null;
+      const outputs: EngineCoreOutput[] = [];
+      for await (const output of stream) {
+        outputs.push(output);
+        if (outputs.length === 1) {
+          paused = client.callUtility("pause_scheduler", ["wait"]).then((v) => {
+            events.push("paused");
+            return v;
+          });
+        }
+      }
+      events.push("finished");
+      const pauseResult = plain(await paused);
+      await client.callUtility("resume_scheduler", []);
+      return {
+        tokens: outputs.flatMap((o) => o.newTokenIds),
+        finishReason: outputs.at(-1)?.finishReason,
+        events,
+        pauseResult,
+      };
+    },
+  },
   // Utilities.
   util("is_sleeping", "is_sleeping", []),
   util("get_supported_tasks", "get_supported_tasks", []),
@@ -293,6 +374,28 @@ interface RunResult {
   readonly ms: number;
 }
 
+async function observeStream(
+  stream: AsyncIterable<EngineCoreOutput>,
+  promptTokenIds: readonly number[],
+): Promise<RequestObservation> {
+  const outputs: EngineCoreOutput[] = [];
+  let error = null;
+  try {
+    for await (const output of stream) outputs.push(output);
+  } catch (e) {
+    error = errorObservation(e);
+  }
+  const last = outputs[outputs.length - 1];
+  return {
+    kind: "request",
+    outputs: outputs.map((o) => outputShape(o, promptTokenIds)),
+    tokenIds: outputs.flatMap((o) => o.newTokenIds),
+    finishReason: last?.finishReason ?? null,
+    stopReason: last?.stopReason ?? null,
+    error,
+  };
+}
+
 async function observeRequest(
   client: EngineCoreClient,
   requestId: string,
@@ -342,10 +445,16 @@ async function runCorpus(client: EngineCoreClient): Promise<RunResult> {
   const unsubscribe = client.onSchedulerStats((_engine, s) => stats.push(s));
   const observations = new Map<string, Observation>();
   for (const [i, scenario] of corpus.entries()) {
-    const observation =
-      scenario.kind === "request"
-        ? await observeRequest(client, `diff-${i}`, scenario)
-        : await observeUtility(client, scenario);
+    let observation: unknown;
+    if (scenario.kind === "request") observation = await observeRequest(client, `diff-${i}`, scenario);
+    else if (scenario.kind === "utility") observation = await observeUtility(client, scenario);
+    else {
+      try {
+        observation = await scenario.run(client, `diff-${i}`);
+      } catch (e) {
+        observation = { error: errorObservation(e) };
+      }
+    }
     observations.set(scenario.name, plain(observation) as Observation);
   }
   unsubscribe();
