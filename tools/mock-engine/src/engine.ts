@@ -7,6 +7,7 @@ import { CoordinatorLink } from "./coordinator-link.js";
 import { logEvent } from "./events.js";
 import { MockModelError } from "./logprobs.js";
 import type { ResolvedOptions } from "./options.js";
+import { MockPrefixCache } from "./prefix-cache.js";
 import {
   type MockEngineConfig,
   type MockReadyResponse,
@@ -86,6 +87,7 @@ export class MockEngineCore implements UtilityHost {
   readonly #decodeRules: DecodeRules;
   readonly executor = new ExecutorState();
   readonly #scheduler: MockScheduler;
+  readonly #prefixCache: MockPrefixCache;
   readonly #options: ResolvedOptions;
   readonly #hooks: EngineHooks;
 
@@ -127,7 +129,9 @@ export class MockEngineCore implements UtilityHost {
     this.#decodeRules = decodeRulesFor(options.vllmVersion);
     this.config = makeEngineConfig(engineIndex, options.readyResponse, options.vllmVersion);
     this.readyResponse = makeReadyResponse(this.config, options.vllmVersion);
+    this.#prefixCache = new MockPrefixCache(this.config.blockSize, this.config.numGpuBlocks);
     this.#scheduler = new MockScheduler({
+      prefixCache: this.#prefixCache,
       maxModelLen: this.config.maxModelLen,
       maxNumSeqs: this.config.maxNumSeqs,
       tokensPerStep: options.tokensPerStep,
@@ -422,6 +426,11 @@ export class MockEngineCore implements UtilityHost {
       this.#sendFinish([requestId], clientIndex, FINISH_ERROR);
       return;
     }
+    if (sampling.scriptError !== null) {
+      // The model-free executor raises ScriptError in execute_model: an exception in the step is fatal.
+      this.#fatal(sampling.scriptError);
+      return;
+    }
     this.#scheduler.add({
       requestId,
       clientIndex,
@@ -430,6 +439,13 @@ export class MockEngineCore implements UtilityHost {
       minTokens: sampling.minTokens,
       eosTokenId: sampling.eosTokenId,
       stopTokenIds: sampling.stopTokenIds,
+      allStopTokenIds: sampling.allStopTokenIds,
+      modelEosTokenId: this.#options.eosTokenId,
+      repetitionDetection: sampling.repetitionDetection,
+      traceHeaders: request.traceHeaders,
+      cacheSalt: request.cacheSalt,
+      loraName: request.loraName,
+      skipReadingPrefixCache: sampling.skipReadingPrefixCache,
       numLogprobs: sampling.logprobs,
       // gpu_model_runner.py _get_prompt_logprobs_dict skips prompts given as embeddings (no token ids).
       numPromptLogprobs: request.promptTokenIds === null ? null : sampling.promptLogprobs,
@@ -492,11 +508,27 @@ export class MockEngineCore implements UtilityHost {
     return this.#scheduler.numRunning;
   }
 
-  pauseScheduler(mode: "abort" | "wait" | "keep", _clearCache: boolean): Promise<void> | undefined {
+  resetPrefixCache(): void {
+    this.#prefixCache.reset();
+  }
+
+  pauseScheduler(mode: "abort" | "wait" | "keep", clearCache: boolean): Promise<void> | undefined {
     if (mode === "abort") this.#abortAll();
     this.#scheduler.setPauseState(mode === "keep" ? "paused_all" : "paused_new");
-    if (!this.#scheduler.hasWork()) return undefined;
-    return new Promise<void>((resolve) => this.#idleWaiters.push(resolve));
+    // _reset_caches once the pause is complete (at once, or when the engine is idle).
+    const done = () => {
+      if (clearCache) this.#prefixCache.reset();
+    };
+    if (!this.#scheduler.hasWork()) {
+      done();
+      return undefined;
+    }
+    return new Promise<void>((resolve) =>
+      this.#idleWaiters.push(() => {
+        done();
+        resolve();
+      }),
+    );
   }
 
   resumeScheduler(): void {
@@ -622,6 +654,7 @@ export class MockEngineCore implements UtilityHost {
         kvCacheUsage: Math.min(1, blocks / Math.max(1, this.config.numGpuBlocks)),
         newRequests: admitted.requests,
         newRequestTokens: admitted.tokens,
+        newRequestHits: admitted.hits,
       },
       this.vllmVersion,
     );

@@ -34,4 +34,4 @@ export {
   toArgv,
 } from "./options.js";
 export { reservedTcpPorts } from "./ports.js";
-export { echoedTokens, expectedTokens, MOCK_VOCAB_SIZE } from "./tokens.js";
+export { echoedTokens, expectedTokens, MOCK_VOCAB_SIZE, modelFreeToken, promptSeed } from "./tokens.js";

@@ -97,6 +97,12 @@ export interface MockEngineOptions {
    * engine keeps reading. By default the engine goes deaf as vLLM does (its input thread dies).
    */
   surviveBadRequests?: boolean;
+  /**
+   * The model's EOS id (config.json's `eos_token_id`, `--eos-token-id`), as the model-free executor of vLLM's
+   * real engine reads it: a script ending `"eos"` emits it when the request carries no `_eos_token_id`, and
+   * `min_tokens` masks it. The engine's stop check never reads it (only the request's). Default none.
+   */
+  eosTokenId?: number;
   env?: Record<string, string>;
 }
 
@@ -121,6 +127,7 @@ export interface ResolvedOptions {
   extraWaitingMs: number | undefined;
   extraWaitingEngines: number[] | undefined;
   surviveBadRequests: boolean;
+  eosTokenId: number | null;
 }
 
 /** Invalid mock-engine options (bad flag value, missing address, ...). */
@@ -264,6 +271,7 @@ export function resolveOptions(options: MockEngineOptions): ResolvedOptions {
         : nonNegativeInt(options.extraWaitingMs, "extraWaitingMs", 0),
     extraWaitingEngines: options.extraWaitingEngines ? [...options.extraWaitingEngines] : undefined,
     surviveBadRequests: options.surviveBadRequests === true,
+    eosTokenId: options.eosTokenId === undefined ? null : nonNegativeInt(options.eosTokenId, "eosTokenId", 0),
   };
 }
 
@@ -321,6 +329,10 @@ const FLAGS = {
     help: "with --log-stats or a coordinator: report N extra waiting requests (other frontends' load)",
   },
   "extra-waiting-ms": { type: "string", help: "the --extra-waiting load clears after N ms (default never)" },
+  "eos-token-id": {
+    type: "string",
+    help: 'the model\'s EOS id (config.json): what a script ending "eos" emits when the request has none',
+  },
   "extra-waiting-engines": { type: "string", help: "comma-separated engines --extra-waiting applies to" },
   "survive-bad-requests": {
     type: "boolean",
@@ -421,6 +433,7 @@ export function parseArgv(argv: readonly string[]): MockEngineOptions | "help" {
   if (v["log-stats"]) options.logStats = true;
   if (v["extra-waiting"] !== undefined) options.extraWaiting = Number(v["extra-waiting"]);
   if (v["extra-waiting-ms"] !== undefined) options.extraWaitingMs = Number(v["extra-waiting-ms"]);
+  if (v["eos-token-id"] !== undefined) options.eosTokenId = Number(v["eos-token-id"]);
   if (v["extra-waiting-engines"] !== undefined) {
     options.extraWaitingEngines = intList(String(v["extra-waiting-engines"]), "extra-waiting-engines");
   }
@@ -479,5 +492,6 @@ export function toArgv(options: MockEngineOptions): string[] {
   push("extra-waiting", options.extraWaiting);
   push("extra-waiting-ms", options.extraWaitingMs);
   push("extra-waiting-engines", options.extraWaitingEngines?.join(","));
+  push("eos-token-id", options.eosTokenId);
   return argv;
 }

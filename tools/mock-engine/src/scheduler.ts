@@ -9,13 +9,23 @@ import {
   resolveNumLogprobs,
   sampleLogprobs,
 } from "./logprobs.js";
-import { EchoTokenStream, ScriptedTokenStream, TokenStream } from "./tokens.js";
-import type { MockScript } from "./wire.js";
+import type { MockPrefixCache } from "./prefix-cache.js";
+import {
+  EchoTokenStream,
+  MinTokensMask,
+  modelFreeToken,
+  promptSeed,
+  ScriptedTokenStream,
+  TokenStream,
+} from "./tokens.js";
+import type { MockRepetitionDetection, MockScript } from "./wire.js";
 
 export const FINISH_STOP = 0;
 export const FINISH_LENGTH = 1;
 export const FINISH_ABORT = 2;
 export const FINISH_ERROR = 3;
+/** FinishReason.REPETITION (check_stop's repetition_detection), with stop_reason "repetition_detected". */
+export const FINISH_REPETITION = 4;
 
 export type PauseState = "unpaused" | "paused_new" | "paused_all";
 
@@ -27,6 +37,18 @@ export interface SchedRequestSpec {
   minTokens: number;
   eosTokenId: number | null;
   stopTokenIds: readonly number[];
+  /** `_all_stop_token_ids` (stop_token_ids included): masked before min_tokens. */
+  allStopTokenIds?: readonly number[];
+  /** The model's EOS (`--eos-token-id`): a script ending "eos" falls back to it; masked before min_tokens. */
+  modelEosTokenId?: number | null;
+  repetitionDetection?: MockRepetitionDetection | null;
+  /** EngineCoreRequest.trace_headers, echoed on every output of the request. */
+  traceHeaders?: Record<string, string> | null;
+  /** Prefix-cache keys: cache_salt (first block) and the LoRA adapter's name (every block). */
+  cacheSalt?: string | null;
+  loraName?: string | null;
+  /** SamplingParams.skip_reading_prefix_cache (set when prompt logprobs are asked): no lookup, not counted. */
+  skipReadingPrefixCache?: boolean;
   /** SamplingParams.logprobs (-1 = whole vocabulary); null/absent = no sample logprobs. */
   numLogprobs?: number | null;
   /** SamplingParams.prompt_logprobs (-1 = whole vocabulary); null/absent = no prompt logprobs. */
@@ -38,6 +60,13 @@ export interface SchedRequestSpec {
 interface SchedRequest extends SchedRequestSpec {
   stream: { next(): number };
   numOutputTokens: number;
+  /** The generated ids so far (repetition detection reads their tail). */
+  outputTokenIds: number[];
+  /** Request.block_hashes: one per full block of prompt + output, and how many are stored in the cache. */
+  blockKeys: string[];
+  storedBlocks: number;
+  /** Prompt tokens the prefix cache supplied at admission. */
+  cachedTokens: number;
   /** Request.events: recorded only with log_stats, taken by the request's next output (take_events). */
   events: MockEngineCoreEvent[];
 }
@@ -59,13 +88,17 @@ export interface StepOutput {
   requestId: string;
   newTokenIds: number[];
   finishReason: number | null;
-  stopReason: number | null;
+  stopReason: number | string | null;
   newLogprobs?: MockSampleLogprobs | null;
   newPromptLogprobsTensors?: MockPromptLogprobs | null;
   /** On a request's first output: its prompt length, for the PrefillStats vLLM attaches there. */
   prefillPromptTokens?: number;
+  /** With prefillPromptTokens: the prompt tokens that were prefix-cache hits. */
+  prefillCachedTokens?: number;
   /** request.take_events() (log_stats only): the events recorded since the request's last output. */
   events?: MockEngineCoreEvent[] | null;
+  /** trace_headers=request.trace_headers (update_from_output), on every output of the request. */
+  traceHeaders?: Record<string, string> | null;
 }
 
 export interface StepResult {
@@ -76,7 +109,7 @@ export interface StepResult {
     requestId: string;
     clientIndex: number;
     finishReason: number;
-    stopReason: number | null;
+    stopReason: number | string | null;
     tokens: number;
   }[];
   /** Number of requests that received tokens. */
@@ -89,8 +122,8 @@ export class MockScheduler {
   #pause: PauseState = "unpaused";
   /** max_num_logprobs of the batch being stepped (null: no request in it asked for logprobs). */
   #batchNumLogprobs: number | null = null;
-  /** Requests admitted by the last schedule() and their prompt tokens (prefix-cache queries). */
-  #admitted = { requests: 0, tokens: 0 };
+  /** Requests admitted by the last schedule() that looked up the prefix cache: their tokens and hits. */
+  #admitted = { requests: 0, tokens: 0, hits: 0 };
 
   constructor(
     private readonly limits: {
@@ -100,6 +133,8 @@ export class MockScheduler {
       echoPrompt?: boolean;
       /** log_stats: record QUEUED / SCHEDULED events on requests (Scheduler.add_request / schedule). */
       logStats?: boolean;
+      /** Automatic prefix caching (vLLM's default); without it nothing is cached and every request counts. */
+      prefixCache?: MockPrefixCache;
     },
   ) {}
 
@@ -119,8 +154,8 @@ export class MockScheduler {
     return this.#waiting.size;
   }
 
-  /** Requests admitted by the last schedule() and their prompt tokens. */
-  get admitted(): { requests: number; tokens: number } {
+  /** Requests admitted by the last schedule() (PrefixCacheStats.record): count, prompt tokens, hits. */
+  get admitted(): { requests: number; tokens: number; hits: number } {
     return { ...this.#admitted };
   }
 
@@ -150,17 +185,36 @@ export class MockScheduler {
     this.#running.delete(spec.requestId);
     this.#waiting.set(spec.requestId, {
       ...spec,
-      stream: ScriptedTokenStream.around(
-        spec.script ?? null,
-        spec.eosTokenId,
-        this.limits.echoPrompt
-          ? new EchoTokenStream(spec.promptTokenIds)
-          : new TokenStream(spec.requestId, spec.promptTokenIds),
-      ),
+      stream: this.#tokenStream(spec),
       numOutputTokens: 0,
+      outputTokenIds: [],
+      blockKeys: [],
+      storedBlocks: 0,
+      cachedTokens: 0,
       // Scheduler.add_request: `if self.log_stats: request.record_event(EngineCoreEventType.QUEUED)`.
       events: this.limits.logStats ? [{ type: EVENT_QUEUED, timestamp: monotonic() }] : [],
     });
+  }
+
+  /**
+   * The request's "model": its script (then the model-free executor's ids, or EOS), else echoed or FNV
+   * ids; stop ids masked before min_tokens, as the executor's TokenChooser does.
+   */
+  #tokenStream(spec: SchedRequestSpec): { next(): number } {
+    const seed = promptSeed(spec.promptTokenIds);
+    const eos = spec.eosTokenId ?? spec.modelEosTokenId ?? null;
+    let stream: { next(): number };
+    if (this.limits.echoPrompt) {
+      const echo = new EchoTokenStream(spec.promptTokenIds);
+      stream = spec.script ? new ScriptedTokenStream(spec.script, eos, () => echo.next()) : echo;
+    } else if (spec.script) {
+      stream = new ScriptedTokenStream(spec.script, eos, (index) => modelFreeToken(seed, index));
+    } else {
+      stream = new TokenStream(spec.requestId, spec.promptTokenIds);
+    }
+    const masked = new Set([...(spec.allStopTokenIds ?? []), ...spec.stopTokenIds]);
+    if (eos !== null) masked.add(eos);
+    return MinTokensMask.around(stream, spec.minTokens, masked, seed);
   }
 
   /** Client abort: removes the ids (unknown ids are ignored), returns the ids that were live. */
@@ -185,7 +239,7 @@ export class MockScheduler {
 
   /** Start of a step: admits waiting requests (unless paused) and returns the ids scheduled for this step. */
   schedule(): string[] {
-    this.#admitted = { requests: 0, tokens: 0 };
+    this.#admitted = { requests: 0, tokens: 0, hits: 0 };
     if (this.#pause === "paused_all") return [];
     // Scheduler.schedule: one `scheduled_timestamp = time.monotonic()` for every request admitted this step.
     const scheduledTimestamp = monotonic();
@@ -196,8 +250,21 @@ export class MockScheduler {
         this.#running.set(id, request);
         if (this.limits.logStats)
           request.events.push({ type: EVENT_SCHEDULED, timestamp: scheduledTimestamp });
-        this.#admitted.requests++;
-        this.#admitted.tokens += request.promptTokenIds.length;
+        this.#admit(request);
+      }
+    }
+    // allocate_slots caches every full block of the tokens being computed (prompt, then generated ones).
+    const cache = this.limits.prefixCache;
+    if (cache) {
+      for (const request of this.#running.values()) {
+        cache.extendKeys(request.blockKeys, [...request.promptTokenIds, ...request.outputTokenIds], {
+          salt: request.cacheSalt ?? null,
+          lora: request.loraName ?? null,
+        });
+        if (request.blockKeys.length > request.storedBlocks) {
+          cache.store(request.blockKeys.slice(request.storedBlocks));
+          request.storedBlocks = request.blockKeys.length;
+        }
       }
     }
     // The sampler gathers max_num_logprobs columns for the whole batch (InputBatch.max_num_logprobs,
@@ -209,6 +276,26 @@ export class MockScheduler {
       this.#batchNumLogprobs = Math.max(this.#batchNumLogprobs ?? n, n);
     }
     return [...this.#running.keys()];
+  }
+
+  /** get_computed_blocks + record_prefix_cache_stats for a request being admitted. */
+  #admit(request: SchedRequest): void {
+    const cache = this.limits.prefixCache;
+    const numTokens = request.promptTokenIds.length;
+    if (!cache) {
+      this.#admitted.requests++;
+      this.#admitted.tokens += numTokens;
+      return;
+    }
+    if (request.skipReadingPrefixCache) return;
+    cache.extendKeys(request.blockKeys, request.promptTokenIds, {
+      salt: request.cacheSalt ?? null,
+      lora: request.loraName ?? null,
+    });
+    request.cachedTokens = cache.hitTokens(request.blockKeys, numTokens);
+    this.#admitted.requests++;
+    this.#admitted.tokens += numTokens;
+    this.#admitted.hits += request.cachedTokens;
   }
 
   /**
@@ -245,10 +332,11 @@ export class MockScheduler {
   #generate(request: SchedRequest): StepOutput {
     const firstPosition = request.numOutputTokens;
     const newTokenIds: number[] = [];
-    let stop: { finishReason: number; stopReason: number | null } | null = null;
+    let stop: { finishReason: number; stopReason: number | string | null } | null = null;
     for (let i = 0; i < this.limits.tokensPerStep && stop === null; i++) {
       const token = request.stream.next();
       newTokenIds.push(token);
+      request.outputTokenIds.push(token);
       request.numOutputTokens++;
       stop = this.#checkStop(request, token);
     }
@@ -258,7 +346,11 @@ export class MockScheduler {
       finishReason: stop?.finishReason ?? null,
       stopReason: stop?.stopReason ?? null,
     };
-    if (firstPosition === 0) output.prefillPromptTokens = request.promptTokenIds.length;
+    if (firstPosition === 0) {
+      output.prefillPromptTokens = request.promptTokenIds.length;
+      output.prefillCachedTokens = request.cachedTokens;
+    }
+    if (request.traceHeaders) output.traceHeaders = request.traceHeaders;
     // update_from_output: EngineCoreOutput(events=request.take_events()), None when there are none.
     if (request.events.length > 0) {
       output.events = request.events;
@@ -289,7 +381,7 @@ export class MockScheduler {
   #checkStop(
     request: SchedRequest,
     token: number,
-  ): { finishReason: number; stopReason: number | null } | null {
+  ): { finishReason: number; stopReason: number | string | null } | null {
     if (request.numOutputTokens < request.minTokens) return null;
     if (request.eosTokenId !== null && token === request.eosTokenId) {
       return { finishReason: FINISH_STOP, stopReason: null };
@@ -299,6 +391,36 @@ export class MockScheduler {
     if (numTokens >= this.limits.maxModelLen || request.numOutputTokens >= request.maxTokens) {
       return { finishReason: FINISH_LENGTH, stopReason: null };
     }
+    if (request.repetitionDetection && hasRepetition(request.outputTokenIds, request.repetitionDetection)) {
+      return { finishReason: FINISH_REPETITION, stopReason: "repetition_detected" };
+    }
     return null;
   }
+}
+
+/**
+ * check_sequence_repetition (vllm/v1/core/sched/utils.py): for each pattern length from min to max
+ * (min <= 0 counts as 1), is the tail `min_count` repetitions of the last `pattern_len` ids? Off when
+ * max <= 0, min_count < 2 or min > max; stops at the first length whose repetitions exceed the output.
+ */
+export function hasRepetition(tokens: readonly number[], params: MockRepetitionDetection): boolean {
+  const max = params.maxPatternSize;
+  const min = params.minPatternSize <= 0 ? 1 : params.minPatternSize;
+  const count = params.minCount;
+  if (max <= 0 || count < 2 || min > max) return false;
+  for (let len = min; len <= max; len++) {
+    if (len * count > tokens.length) return false;
+    let repeating = true;
+    for (let n = 1; n <= len && repeating; n++) {
+      const target = tokens[tokens.length - n];
+      for (let m = 1; m < count; m++) {
+        if (tokens[tokens.length - (len * m + n)] !== target) {
+          repeating = false;
+          break;
+        }
+      }
+    }
+    if (repeating) return true;
+  }
+  return false;
 }

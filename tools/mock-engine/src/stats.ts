@@ -11,7 +11,7 @@
 //   encodes every field: 15 keys up to v0.25, 16 at main (iteration_details, 5a65ba5f #46647; None
 //   unless observability_config.enable_logging_iteration_details).
 //
-// The mock has no prefix-cache hits, no spec decoding, KV connector, LoRA or CUDA graph stats: those
+// The mock has no spec decoding, KV connector, LoRA or CUDA graph stats: those
 // fields carry their defaults (None / empty), as from an engine with none of them configured.
 import type { EngineCoreOutputInit, SchedulerStatsInit } from "@vllm-engine-core/protocol";
 import { type MockVllmVersion, versionHasField } from "./versions.js";
@@ -24,9 +24,11 @@ export interface StepStatsInput {
   numWaiting: number;
   /** KV blocks held by running requests / num_gpu_blocks (BlockPool.get_usage). */
   kvCacheUsage: number;
-  /** Requests admitted this step and their prompt tokens (PrefixCacheStats.record, no hits). */
+  /** Requests admitted this step that looked up the prefix cache, and their prompt tokens (PrefixCacheStats.record). */
   newRequests: number;
   newRequestTokens: number;
+  /** Their prefix-cache hits, in tokens. */
+  newRequestHits?: number;
 }
 
 /** Scheduler.make_stats in `version`'s SchedulerStats layout. */
@@ -43,7 +45,7 @@ export function makeSchedulerStats(input: StepStatsInput, version: MockVllmVersi
       reset: false,
       requests: input.newRequests,
       queries: input.newRequestTokens,
-      hits: 0,
+      hits: input.newRequestHits ?? 0,
       preemptedRequests: 0,
       preemptedQueries: 0,
       preemptedHits: 0,
@@ -61,23 +63,24 @@ export function makeSchedulerStats(input: StepStatsInput, version: MockVllmVersi
   return stats;
 }
 
-/** A request's PrefillStats on its first output (one-step prefill, nothing cached before it). */
+/** A request's PrefillStats on its first output (one-step prefill; `numCachedTokens` from the prefix cache). */
 export function makePrefillStats(
   numPromptTokens: number,
   blockSize: number,
   version: MockVllmVersion,
+  numCachedTokens = 0,
 ): MockPrefillStats {
   const stats: MockPrefillStats = {
     numPromptTokens,
-    numComputedTokens: numPromptTokens,
-    numCachedTokens: 0,
-    numLocalCachedTokens: 0,
+    numComputedTokens: numPromptTokens - numCachedTokens,
+    numCachedTokens,
+    numLocalCachedTokens: numCachedTokens,
     numExternalCachedTokens: 0,
   };
   if (versionHasField(version, "PrefillStats", "num_cache_creation_tokens")) {
     // finalize: max(0, min(cached, num_prompt_tokens) - num_cached_tokens), cached = full blocks.
     const cached = Math.floor(numPromptTokens / blockSize) * blockSize;
-    stats.numCacheCreationTokens = Math.max(0, Math.min(cached, numPromptTokens));
+    stats.numCacheCreationTokens = Math.max(0, Math.min(cached, numPromptTokens) - numCachedTokens);
   }
   return stats;
 }

@@ -75,31 +75,78 @@ export function echoedTokens(promptTokenIds: readonly number[], count: number): 
   return Array.from({ length: count }, () => stream.next());
 }
 
+// ---- scripted mode, as the model-free executor of vLLM's real engine plays it ---------------------------
+// tools/vllm-executor/vllm_model_free/script.py (TokenChooser, deterministic_token, prompt_seed): the
+// differential test (tools/real-engine/test/vllm/differential.test.ts) checks these ids against it.
+
+/** FNV-1a over the prompt's ids (one 32-bit word each), kept to 31 bits: script.py `prompt_seed`. */
+export function promptSeed(promptTokenIds: readonly number[]): number {
+  let h = 2166136261;
+  for (const t of promptTokenIds) h = Math.imul((h ^ t) >>> 0, 16777619) >>> 0;
+  return h & 0x7fffffff;
+}
+
 /**
- * `extra_args["scripted_token_ids"]`: the script's tokens in order, then (`scripted_end` "eos") the
- * request's EOS, or ("continue", the default) the mode's usual tokens, as the model-free executor of
- * vLLM's real engine does. Stop rules apply as to any token: a script may end itself with the EOS id.
+ * Output `index` of a request whose script ran out (or was masked): script.py `deterministic_token`,
+ * `1000 + ((seed * 31 + index * 7919) mod min(50000, vocab - 1000))`. Exact in doubles (< 2^53).
+ */
+export function modelFreeToken(seed: number, index: number, vocabSize = MOCK_VOCAB_SIZE): number {
+  const base = vocabSize > 1000 ? 1000 : 0;
+  const span = vocabSize > 1000 ? Math.max(1, Math.min(50_000, vocabSize - 1000)) : Math.max(1, vocabSize);
+  return base + ((seed * 31 + index * 7919) % span);
+}
+
+/**
+ * `extra_args["scripted_token_ids"]`: the script's tokens in order, then (`scripted_end` "eos") the EOS —
+ * the request's, else the model's (`--eos-token-id`) — at every later position, or ("continue", the
+ * default) the executor's deterministic ids, `modelFreeToken(promptSeed(prompt), index)` (echoed tokens
+ * with `--echo-prompt`). Stop rules apply as to any token: a script may end itself with the EOS id.
  */
 export class ScriptedTokenStream {
   #next = 0;
-  private constructor(
+  constructor(
     readonly script: { tokenIds: readonly number[]; end: "continue" | "eos" },
     readonly eosTokenId: number | null,
-    readonly after: { next(): number },
+    /** The token at an output index past the script ("continue"). */
+    readonly after: (index: number) => number,
   ) {}
-
-  static around(
-    script: { tokenIds: readonly number[]; end: "continue" | "eos" } | null,
-    eosTokenId: number | null,
-    after: { next(): number },
-  ): { next(): number } {
-    return script === null ? after : new ScriptedTokenStream(script, eosTokenId, after);
-  }
 
   next(): number {
     const i = this.#next++;
     if (i < this.script.tokenIds.length) return this.script.tokenIds[i]!;
     if (this.script.end === "eos" && this.eosTokenId !== null) return this.eosTokenId;
-    return this.after.next();
+    return this.after(i);
+  }
+}
+
+/**
+ * vLLM's min-tokens logits processor (MinTokensLogitsProcessor, vllm/v1/sample/logits_processor/builtin.py)
+ * masks the stop ids until `min_tokens` outputs exist, so no model emits one there. As the model-free
+ * executor does (TokenChooser.token), a masked id becomes the next deterministic id that is not masked.
+ */
+export class MinTokensMask {
+  #next = 0;
+  constructor(
+    readonly inner: { next(): number },
+    readonly minTokens: number,
+    readonly masked: ReadonlySet<number>,
+    readonly seed: number,
+  ) {}
+
+  static around(
+    inner: { next(): number },
+    minTokens: number,
+    masked: ReadonlySet<number>,
+    seed: number,
+  ): { next(): number } {
+    return minTokens > 0 && masked.size > 0 ? new MinTokensMask(inner, minTokens, masked, seed) : inner;
+  }
+
+  next(): number {
+    const index = this.#next++;
+    let token = this.inner.next();
+    if (index >= this.minTokens) return token;
+    for (let probe = index; this.masked.has(token); probe++) token = modelFreeToken(this.seed, probe);
+    return token;
   }
 }

@@ -38,6 +38,8 @@ export interface UtilityHost {
   readonly worldSize: number;
   readonly executor: ExecutorState;
   numRunning(): number;
+  /** Empties the prefix cache (reset_prefix_cache, pause_scheduler with clear_cache). */
+  resetPrefixCache(): void;
   /** Returns undefined when the pause completed at once, or a promise that settles when the engine is idle. */
   pauseScheduler(mode: "abort" | "wait" | "keep", clearCache: boolean): Promise<void> | undefined;
   resumeScheduler(): void;
@@ -216,7 +218,11 @@ const METHODS: Record<string, UtilityMethod> = {
     owner: "EngineCore",
     params: [param("reset_running_requests", "bool", false), param("reset_connector", "bool", false)],
     // KV blocks held by running requests make the reset fail unless they are preempted first.
-    run: (h, [resetRunning]) => pyTruthy(resetRunning) || h.numRunning() === 0,
+    run: (h, [resetRunning]) => {
+      if (!pyTruthy(resetRunning) && h.numRunning() > 0) return false;
+      h.resetPrefixCache();
+      return true;
+    },
   },
   reset_mm_cache: { owner: "EngineCore", params: [], run: () => null },
   reset_encoder_cache: { owner: "EngineCore", params: [], run: () => null },

@@ -14,6 +14,7 @@ import {
   RequestType,
   type SchedulerStatsInit,
 } from "@vllm-engine-core/protocol";
+import { pyRepr } from "./python-values.js";
 import type { MockReadyResponse } from "./ready-response.js";
 import type { StepOutput } from "./scheduler.js";
 import { makePrefillStats } from "./stats.js";
@@ -72,12 +73,26 @@ export interface MockSampling {
   minTokens: number;
   eosTokenId: number | null;
   stopTokenIds: number[];
+  /** `_all_stop_token_ids` after __post_init__ (the frontend's EOS ids plus stop_token_ids): min_tokens masks them. */
+  allStopTokenIds: number[];
   logprobs: number | null;
   promptLogprobs: number | null;
   /** SamplingParams.structured_outputs as received (null: none): the backend the frontend chose. */
   structuredOutputs: MockStructuredOutputs | null;
   /** `extra_args["scripted_token_ids"]`: the tokens to generate first (see tokens.ts ScriptedTokenStream). */
   script: MockScript | null;
+  /** A malformed script: the model-free executor raises inside the step (fatal for the engine). */
+  scriptError: string | null;
+  /** skip_reading_prefix_cache after __post_init__ (true when prompt logprobs are asked). */
+  skipReadingPrefixCache: boolean;
+  /** RepetitionDetectionParams (check_stop's last rule), or null. */
+  repetitionDetection: MockRepetitionDetection | null;
+}
+
+export interface MockRepetitionDetection {
+  maxPatternSize: number;
+  minPatternSize: number;
+  minCount: number;
 }
 
 /** The part of StructuredOutputsParams the engine acts on before compiling a grammar. */
@@ -105,26 +120,59 @@ function toMockStructuredOutputs(
 
 /**
  * A per-request script, the same keys the model-free executor for vLLM's real engine reads
- * (tools/vllm-executor): `scripted_token_ids` (ints), `scripted_end` "continue" (default: the mock's
- * usual tokens follow) or "eos" (the request's EOS follows).
+ * (tools/vllm-executor): `scripted_token_ids` (ints), `scripted_end` "continue" (default: the executor's
+ * deterministic ids follow) or "eos" (the EOS follows).
  */
 export interface MockScript {
   tokenIds: number[];
   end: "continue" | "eos";
 }
 
-/** The script in a request's extra_args, or null; a malformed one is ignored (logged by the caller). */
-export function scriptOf(
+/**
+ * The script in a request's extra_args (`script` null: none), checked as the executor's `resolve_script`
+ * (script.py) checks it; `error` is its message for a malformed one (ids not all non-negative ints,
+ * an unknown `scripted_end`, or `scripted_text`, which needs a tokenizer the mock does not have).
+ */
+export function readScript(
   extraArgs: ReadonlyMap<string, unknown> | Record<string, unknown> | null | undefined,
-): MockScript | null {
-  if (extraArgs === null || extraArgs === undefined) return null;
+): { script: MockScript | null; error: string | null } {
+  if (extraArgs === null || extraArgs === undefined) return { script: null, error: null };
+  const has = (key: string) => (extraArgs instanceof Map ? extraArgs.has(key) : key in extraArgs);
   const get = (key: string) =>
     extraArgs instanceof Map ? extraArgs.get(key) : (extraArgs as Record<string, unknown>)[key];
+  if (!has("scripted_token_ids")) {
+    if (!has("scripted_text")) return { script: null, error: null };
+    return {
+      script: null,
+      error:
+        "model-free executor: extra_args.scripted_text needs the model's tokenizer, which the mock has not",
+    };
+  }
   const raw = get("scripted_token_ids");
-  if (!Array.isArray(raw)) return null;
-  const ids = raw.map((t) => (typeof t === "bigint" ? Number(t) : t));
-  if (!ids.every((t) => Number.isInteger(t) && (t as number) >= 0)) return null;
-  return { tokenIds: ids as number[], end: get("scripted_end") === "eos" ? "eos" : "continue" };
+  const ids = Array.isArray(raw) ? raw.map((t) => (typeof t === "bigint" ? Number(t) : t)) : null;
+  if (ids === null || !ids.every((t) => Number.isInteger(t))) {
+    return {
+      script: null,
+      error: `model-free executor: extra_args.scripted_token_ids must be a list of integer token ids, got ${pyRepr(raw)}`,
+    };
+  }
+  // The executor also refuses ids past its model's vocabulary; the mock takes any id a tokenizer gives
+  // (scripts of Qwen3 ids run on it), so only negative ids are outside every vocabulary.
+  const bad = (ids as number[]).filter((t) => t < 0);
+  if (bad.length > 0) {
+    return {
+      script: null,
+      error: `model-free executor: extra_args.scripted_token_ids has ids outside the vocabulary: ${pyRepr(bad.slice(0, 5))}`,
+    };
+  }
+  const end = get("scripted_end");
+  if (end !== undefined && end !== null && end !== "continue" && end !== "eos") {
+    return {
+      script: null,
+      error: `model-free executor: extra_args.scripted_end must be 'continue' or 'eos', got ${pyRepr(end)}`,
+    };
+  }
+  return { script: { tokenIds: ids as number[], end: end === "eos" ? "eos" : "continue" }, error: null };
 }
 
 export interface MockAddRequest {
@@ -136,6 +184,11 @@ export interface MockAddRequest {
   sampling: MockSampling | null;
   pooling: { task: string | null } | null;
   abortImmediately: boolean;
+  /** `trace_headers`: the scheduler copies them onto every output of the request (update_from_output). */
+  traceHeaders: Record<string, string> | null;
+  /** Prefix-cache keys: `cache_salt` and the LoRA adapter's name. */
+  cacheSalt: string | null;
+  loraName: string | null;
   /** Array elements past EngineCoreRequest's fields, which the decode skipped (e.g. a newer frontend's session_id). */
   skippedTrailing: unknown[];
 }
@@ -156,18 +209,30 @@ const WAKEUP = 0x05;
 function toMockAdd(request: DecodedEngineCoreRequest): MockAddRequest {
   const sp = request.sampling_params;
   const toNumber = (v: bigint | null) => (v === null ? null : Number(v));
+  const script = sp ? readScript(sp.extra_args as ReadonlyMap<string, unknown> | null) : null;
+  const repetition = sp?.repetition_detection as Record<string, bigint> | null | undefined;
   const sampling: MockSampling | null = sp
     ? {
         maxTokens: toNumber(sp.max_tokens),
         minTokens: Number(sp.min_tokens),
         eosTokenId: toNumber(sp._eos_token_id as bigint | null),
         stopTokenIds: (sp.stop_token_ids ?? []).map(Number),
+        allStopTokenIds: [...((sp._all_stop_token_ids as Set<bigint> | undefined) ?? [])].map(Number),
         logprobs: toNumber(sp.logprobs as bigint | null),
         promptLogprobs: toNumber(sp.prompt_logprobs as bigint | null),
         structuredOutputs: toMockStructuredOutputs(
           sp.structured_outputs as Record<string, unknown> | null | undefined,
         ),
-        script: scriptOf(sp.extra_args as ReadonlyMap<string, unknown> | null),
+        script: script?.script ?? null,
+        scriptError: script?.error ?? null,
+        skipReadingPrefixCache: sp.skip_reading_prefix_cache === true,
+        repetitionDetection: repetition
+          ? {
+              maxPatternSize: Number(repetition.max_pattern_size ?? 0),
+              minPatternSize: Number(repetition.min_pattern_size ?? 0),
+              minCount: Number(repetition.min_count ?? 0),
+            }
+          : null,
       }
     : null;
   const pooling = request.pooling_params
@@ -181,6 +246,13 @@ function toMockAdd(request: DecodedEngineCoreRequest): MockAddRequest {
     sampling,
     pooling,
     abortImmediately: request.abort_immediately,
+    cacheSalt: (request.cache_salt as string | null | undefined) ?? null,
+    loraName:
+      ((request.lora_request as { lora_name?: string } | null | undefined)?.lora_name as string) ?? null,
+    traceHeaders:
+      request.trace_headers instanceof Map
+        ? Object.fromEntries(request.trace_headers as Map<string, string>)
+        : ((request.trace_headers as Record<string, string> | null | undefined) ?? null),
     skippedTrailing: Array.isArray(request.skipped_trailing) ? request.skipped_trailing : [],
   };
 }
@@ -291,10 +363,11 @@ export function encodeOutputs(o: MockOutputs, encoding: OutputEncoding = PIN_ENC
         finishReason: out.finishReason as 0 | 1 | 2 | 3 | 4 | null,
         stopReason: out.stopReason,
         events: out.events ?? null,
+        traceHeaders: out.traceHeaders ?? null,
         prefillStats:
           out.prefillPromptTokens === undefined
             ? null
-            : makePrefillStats(out.prefillPromptTokens, blockSize, vllmVersion),
+            : makePrefillStats(out.prefillPromptTokens, blockSize, vllmVersion, out.prefillCachedTokens ?? 0),
       })),
       schedulerStats: o.schedulerStats ?? null,
       finishedRequests: o.finishedRequests ?? null,

@@ -10,6 +10,8 @@ import {
   expectedTokens,
   type MockEngineOptions,
   type MockEngineProcess,
+  modelFreeToken,
+  promptSeed,
   startMockEngine,
 } from "../src/index.js";
 import { delay, type FrontendOptions, RawFrontend, request } from "./harness.js";
@@ -90,15 +92,83 @@ describe("requests", () => {
     expect(a.last.finishReason).toBe(FinishReason.STOP);
     expect(a.last.stopReason).toBeNull();
 
-    // The same request with min_tokens past the EOS position runs on (unless EOS recurs later).
+    // The same request with min_tokens past the EOS position runs on (unless EOS recurs later): the
+    // min-tokens logits processor masks EOS, so that position holds another id (the model-free executor's
+    // choice: its deterministic id for that position).
     const id = "eos-min";
     const s2 = expectedTokens(id, [1, 2, 3], 12);
     const eos2 = s2[1]!;
+    s2[1] = modelFreeToken(promptSeed([1, 2, 3]), 1);
+    expect(s2[1]).not.toBe(eos2);
     const laterHit = s2.slice(5).indexOf(eos2);
     await frontend.add(0, request(id, { maxTokens: 12, minTokens: 5, eosTokenId: eos2 }));
     const b = await frontend.finished(id);
     expect(b.tokens).toEqual(laterHit === -1 ? s2 : s2.slice(0, 5 + laterHit + 1));
     expect(b.last.finishReason).toBe(laterHit === -1 ? FinishReason.LENGTH : FinishReason.STOP);
+  });
+
+  it("echoes trace_headers on every output; stops on repetition_detection with REPETITION", async () => {
+    const { frontend } = await setup();
+    const headers = { traceparent: "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01" };
+    await frontend.add(0, request("traced", { maxTokens: 3 }, { traceHeaders: headers }));
+    const traced = await frontend.finished("traced");
+    const outputs = frontend.outputsFor("traced");
+    expect(outputs).toHaveLength(3);
+    for (const { output } of outputs) expect(output.traceHeaders).toEqual(headers);
+    expect(traced.last.finishReason).toBe(FinishReason.LENGTH);
+
+    await frontend.add(
+      0,
+      request("repeats", {
+        maxTokens: 10,
+        extraArgs: { scripted_token_ids: [5, 6, 5, 6, 5, 6, 5, 6] },
+        repetitionDetection: { maxPatternSize: 2, minPatternSize: 1, minCount: 3 },
+      }),
+    );
+    const repeats = await frontend.finished("repeats");
+    expect(repeats.tokens).toEqual([5, 6, 5, 6, 5, 6]);
+    expect(repeats.last.finishReason).toBe(FinishReason.REPETITION);
+    expect(repeats.last.stopReason).toBe("repetition_detected");
+  });
+
+  it("prefix caching: a repeated prompt reuses its full blocks (as measured on vLLM: 32 of 40 cached)", async () => {
+    const { frontend } = await setup({ logStats: true });
+    const prompt = Array.from({ length: 40 }, (_, i) => 500 + i);
+    const run = async (id: string, sampling: Record<string, unknown> = {}, extra = {}) => {
+      await frontend.add(0, request(id, { maxTokens: 2, ...sampling }, { promptTokenIds: prompt, ...extra }));
+      await frontend.finished(id);
+      const [first] = frontend.outputsFor(id);
+      return { prefill: first!.output.prefillStats, stats: first!.message.schedulerStats };
+    };
+    const cold = await run("pc-1");
+    expect(cold.prefill).toMatchObject({
+      numComputedTokens: 40,
+      numCachedTokens: 0,
+      numCacheCreationTokens: 32,
+    });
+    const warm = await run("pc-2");
+    expect(warm.prefill).toMatchObject({
+      numPromptTokens: 40,
+      numComputedTokens: 8,
+      numCachedTokens: 32,
+      numLocalCachedTokens: 32,
+      numCacheCreationTokens: 0,
+    });
+    expect(warm.stats?.prefixCacheStats).toMatchObject({ requests: 1, queries: 40, hits: 32 });
+    // Another cache_salt is another cache; prompt logprobs skip the lookup (and are not counted).
+    expect((await run("pc-salt", {}, { cacheSalt: "s" })).prefill).toMatchObject({ numCachedTokens: 0 });
+    const skipped = await run("pc-plp", { promptLogprobs: 1 });
+    expect(skipped.prefill).toMatchObject({ numCachedTokens: 0 });
+    expect(skipped.stats?.prefixCacheStats).toMatchObject({ requests: 0, queries: 0, hits: 0 });
+    // reset_prefix_cache empties it.
+    expect((await frontend.utility(0, "reset_prefix_cache")).result?.value).toBe(true);
+    expect((await run("pc-3")).prefill).toMatchObject({ numCachedTokens: 0 });
+  });
+
+  it("a malformed script is fatal, as the model-free executor raising inside the step", async () => {
+    const { frontend } = await setup();
+    await frontend.add(0, request("bad-script", { extraArgs: { scripted_token_ids: [11, "x"] } }));
+    await frontend.received.wait((m) => m.kind === "dead", 10_000, "ENGINE_CORE_DEAD");
   });
 
   it("emits tokensPerStep tokens per step and caps at max_tokens", async () => {

@@ -99,7 +99,7 @@ class WorkerStepTest(unittest.TestCase):
         self.assertEqual(plp.logprob_token_ids[:, 0].tolist(), prompt[1:])
         self.assertEqual(str(plp.logprob_token_ids.dtype), "torch.int32")
         self.assertEqual(str(plp.logprobs.dtype), "torch.float32")
-        self.assertEqual(str(plp.selected_token_ranks.dtype), "torch.int64")
+        self.assertEqual(str(plp.selected_token_ranks.dtype), "torch.int32")
         out = run(w, step(cached=cached(["a"], [40], [1]), scheduled={"a": 1}))
         self.assertEqual(out.sampled_token_ids, [[8]])
         self.assertEqual(out.prompt_logprobs_dict, {})
@@ -123,6 +123,18 @@ class WorkerStepTest(unittest.TestCase):
         self.assertEqual(lp.sampled_token_ranks.tolist(), [1, 1])
         self.assertEqual((lp.logprob_token_ids.dtype.name, lp.logprobs.dtype.name, lp.sampled_token_ranks.dtype.name), ("int32", "float32", "int64"))
         self.assertTrue((lp.logprobs[:, 1:-1] > lp.logprobs[:, 2:]).all())
+
+    def test_one_token_prompt_gets_empty_prompt_logprobs_that_vllm_can_encode(self):
+        from vllm.v1.utils import tensor_data
+
+        w = make_worker()
+        out = run(w, step(new=[new_req("a", [5], max_tokens=1, prompt_logprobs=1)], scheduled={"a": 1}))
+        plp = out.prompt_logprobs_dict["a"]
+        self.assertEqual(tuple(plp.logprob_token_ids.shape), (0, 2))
+        self.assertEqual(str(plp.selected_token_ranks.dtype), "torch.int32")
+        # vLLM's msgpack encoder views each tensor as bytes; a 0-stride empty tensor made it raise.
+        for t in (plp.logprob_token_ids, plp.logprobs, plp.selected_token_ranks):
+            tensor_data(t)
 
     def test_no_logprobs_requested_means_none(self):
         w = make_worker()

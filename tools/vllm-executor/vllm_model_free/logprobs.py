@@ -48,6 +48,16 @@ def sample_logprobs(token_ids: Sequence[int], num_logprobs: int, vocab_size: int
 
 
 def prompt_logprobs(prompt_token_ids: Sequence[int], num_logprobs: int, vocab_size: int) -> LogprobsTensors:
-    """Rows for prompt positions 1..n-1 (position 0 has no logprob), as torch tensors."""
+    """Rows for prompt positions 1..n-1 (position 0 has no logprob), as torch tensors.
+
+    Filled into `LogprobsTensors.empty_cpu` (vllm/v1/outputs.py), as the GPU runner does: int32 ids,
+    float32 logprobs, int32 ranks. A tensor made with `torch.from_numpy` from an empty array (a one-token
+    prompt: 0 rows) carries a 0 stride, which vLLM's msgpack encoder (`tensor_data`) cannot view as bytes:
+    that killed the engine's output thread.
+    """
     ids, lps, ranks = _rows(list(prompt_token_ids[1:]), num_logprobs, vocab_size)
-    return LogprobsTensors(torch.from_numpy(ids), torch.from_numpy(lps), torch.from_numpy(ranks))
+    out = LogprobsTensors.empty_cpu(len(prompt_token_ids) - 1 if prompt_token_ids else 0, num_logprobs + 1)
+    out.logprob_token_ids.copy_(torch.from_numpy(ids))
+    out.logprobs.copy_(torch.from_numpy(lps))
+    out.selected_token_ranks.copy_(torch.from_numpy(ranks))
+    return out
