@@ -41,20 +41,33 @@ async function drain(stream: AsyncIterable<EngineCoreOutput>, onFirst?: () => vo
   }
 }
 
-/** Processes whose process group is `pgid` (the launcher starts vLLM as a group leader). */
-function groupMembers(pgid: number): number[] {
-  const members: number[] = [];
+/** Live processes of process group `pgid` (the launcher starts vLLM as a group leader), with their command. */
+function groupMembers(pgid: number): string[] {
+  const members: string[] = [];
   for (const entry of readdirSync("/proc")) {
     if (!/^\d+$/.test(entry)) continue;
     try {
       const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
       const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-      if (fields[0] !== "Z" && Number(fields[2]) === pgid) members.push(Number(entry));
+      if (fields[0] !== "Z" && Number(fields[2]) === pgid) {
+        const command = readFileSync(`/proc/${entry}/cmdline`, "utf8").replaceAll("\0", " ").trim();
+        members.push(`${entry} ${command}`);
+      }
     } catch {
       // exited meanwhile
     }
   }
   return members;
+}
+
+/** Resolves with the group's members once it is empty or `timeoutMs` passed (a SIGKILLed process takes a moment). */
+async function groupGone(pgid: number, timeoutMs: number): Promise<string[]> {
+  const deadline = performance.now() + timeoutMs;
+  for (;;) {
+    const members = groupMembers(pgid);
+    if (members.length === 0 || performance.now() > deadline) return members;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
 }
 
 type Scenario = "sigkill" | "failAtStep" | "sigterm" | "sigtermTimeout";
@@ -90,7 +103,7 @@ describe.skipIf(!kit)(title("real engine faults"), () => {
       await client?.shutdown().catch(() => {});
       await engine.stop();
       // Nothing of the engine's process group outlives it (the headless parent, every engine core).
-      expect(groupMembers(engine.pid)).toEqual([]);
+      expect(await groupGone(engine.pid, 10_000)).toEqual([]);
     }
   });
   const use = (name: Scenario) => {
