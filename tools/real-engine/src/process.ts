@@ -35,22 +35,33 @@ interface Waiter {
 const MAX_LINES = 50_000;
 
 // Groups still running when this Node process exits are killed, so that a test run that ends without
-// stop() (a crash, a bail-out) leaves no engine waiting for a handshake forever. A SIGKILLed Node process
-// cannot do this; vLLM's headless engine then waits until killed.
+// stop() (a crash, a bail-out) leaves no engine waiting for a handshake forever. So are they when the process
+// is ended by SIGTERM, SIGINT or SIGHUP (a `timeout` around the test run, a runner stopping its workers),
+// which skip "exit": the groups are killed, then the signal takes its default course unless someone else
+// listens for it. A SIGKILLed Node process cannot do this; vLLM's headless engine then waits until killed.
 const liveGroups = new Set<number>();
 let exitHookInstalled = false;
+function killLiveGroups(): void {
+  for (const pgid of liveGroups) {
+    try {
+      process.kill(-pgid, "SIGKILL");
+    } catch {
+      // Already gone.
+    }
+  }
+  liveGroups.clear();
+}
 function killLiveGroupsOnExit(): void {
   if (exitHookInstalled) return;
   exitHookInstalled = true;
-  process.once("exit", () => {
-    for (const pgid of liveGroups) {
-      try {
-        process.kill(-pgid, "SIGKILL");
-      } catch {
-        // Already gone.
-      }
-    }
-  });
+  process.once("exit", killLiveGroups);
+  for (const signal of ["SIGTERM", "SIGINT", "SIGHUP"] as const) {
+    process.once(signal, () => {
+      killLiveGroups();
+      // Ours was the only listener: re-raise so the signal ends the process as it would have.
+      if (process.listenerCount(signal) === 0) process.kill(process.pid, signal);
+    });
+  }
 }
 /** After SIGKILL the kernel reaps at once; this only bounds a wait that should never be needed. */
 const KILL_WAIT_MS = 10_000;

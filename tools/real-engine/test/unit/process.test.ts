@@ -92,3 +92,36 @@ describe("a Node process that exits without stop()", () => {
     await expect.poll(() => alive(grandchild), { timeout: 5_000 }).toBe(false);
   });
 });
+
+describe("a Node process ended by SIGTERM", () => {
+  it("takes its vLLM process groups with it and still dies of the signal", async () => {
+    const { spawn } = await import("node:child_process");
+    const { fileURLToPath } = await import("node:url");
+    const processTs = fileURLToPath(new URL("../../src/process.ts", import.meta.url));
+    // A child Node process starts a group (sh + a sleeping grandchild), prints the grandchild's pid, waits.
+    const script = `
+      import { spawnVllmProcess } from ${JSON.stringify(processTs)};
+      const p = spawnVllmProcess("/bin/sh", ["-c", "sleep 60 & echo $!; wait"], process.env);
+      console.log(await p.waitForLog(/^\\d+$/, 10000));
+      setInterval(() => {}, 1000);
+    `;
+    const child = spawn(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], {
+      stdio: ["ignore", "pipe", "inherit"],
+    });
+    const grandchild = await new Promise<number>((resolve) => {
+      let out = "";
+      child.stdout.on("data", (d: Buffer) => {
+        out += d;
+        const pid = Number(out.trim().split("\n").pop());
+        if (pid > 0) resolve(pid);
+      });
+    });
+    const exited = new Promise<NodeJS.Signals | null>((resolve) =>
+      child.once("exit", (_code, s) => resolve(s)),
+    );
+    expect(alive(grandchild)).toBe(true);
+    child.kill("SIGTERM");
+    expect(await exited).toBe("SIGTERM");
+    await expect.poll(() => alive(grandchild), { timeout: 5_000 }).toBe(false);
+  });
+});

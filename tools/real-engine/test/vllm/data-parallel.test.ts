@@ -76,6 +76,30 @@ for (const moe of [false, true]) {
         }
         expect(new Set(results.map((r) => r.engineIndex))).toEqual(new Set([0, 1]));
       });
+
+      it("balances unpinned concurrent requests over the ranks: two each of four", async () => {
+        if (!client) throw new Error("no client");
+        const c = client;
+        const results = await Promise.all(
+          [0, 1, 2, 3].map(async (i) => {
+            const stream = await c.call({
+              requestId: `dp-${moe}-spread-${i}`,
+              promptTokenIds: [30, 31, i],
+              samplingParams: {
+                maxTokens: 4,
+                extraArgs: { scripted_token_ids: [40 + i, 50 + i, 60 + i, 70 + i] },
+              },
+            });
+            return { engineIndex: stream.engineIndex, ...(await ids(stream)) };
+          }),
+        );
+        results.forEach((r, i) => {
+          expect(r.tokenIds).toEqual([40 + i, 50 + i, 60 + i, 70 + i]);
+          expect(r.finishReason).toBe(FinishReason.LENGTH);
+        });
+        expect(results.filter((r) => r.engineIndex === 0)).toHaveLength(2);
+        expect(results.filter((r) => r.engineIndex === 1)).toHaveLength(2);
+      });
     },
   );
 }
