@@ -12,13 +12,9 @@ import {
   modelDirs,
   type RealEngine,
   type RealEngineOptions,
-  realEngineKit,
   startRealEngine,
 } from "../../src/index.ts";
-
-const lookup = await realEngineKit();
-const kit = lookup.ready ? lookup.kit : null;
-const title = (name: string) => (kit ? name : `${name} — skipped: ${lookup.ready ? "" : lookup.reason}`);
+import { kit, title } from "./tier.ts";
 
 const CLI_BIN = fileURLToPath(new URL("../../../../packages/cli/dist/bin.js", import.meta.url));
 if (kit && !existsSync(CLI_BIN)) {

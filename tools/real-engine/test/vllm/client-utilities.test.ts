@@ -12,17 +12,8 @@ import {
   UtilityCallError,
 } from "@vllm-engine-core/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  connectToRealEngine,
-  freePort,
-  type RealEngine,
-  realEngineKit,
-  startRealEngine,
-} from "../../src/index.ts";
-
-const lookup = await realEngineKit();
-const kit = lookup.ready ? lookup.kit : null;
-const title = (name: string) => (kit ? name : `${name} — skipped: ${lookup.ready ? "" : lookup.reason}`);
+import { connectToRealEngine, freePort, type RealEngine, startRealEngine } from "../../src/index.ts";
+import { kit, title } from "./tier.ts";
 
 async function collect(stream: AsyncIterable<EngineCoreOutput>) {
   const outputs: EngineCoreOutput[] = [];

@@ -9,13 +9,9 @@ import {
   freePort,
   modelDirs,
   type RealEngine,
-  realEngineKit,
   startRealEngine,
 } from "../../src/index.ts";
-
-const lookup = await realEngineKit();
-const kit = lookup.ready ? lookup.kit : null;
-const title = (name: string) => (kit ? name : `${name} — skipped: ${lookup.ready ? "" : lookup.reason}`);
+import { kit, title } from "./tier.ts";
 
 async function ids(
   stream: AsyncIterable<EngineCoreOutput>,

@@ -26,7 +26,6 @@ import {
   freePort,
   modelDirs,
   type RealEngine,
-  realEngineKit,
   startRealEngine,
 } from "../../src/index.ts";
 import {
@@ -40,10 +39,7 @@ import {
   statsSignature,
   type UtilityObservation,
 } from "./differential-compare.ts";
-
-const lookup = await realEngineKit();
-const kit = lookup.ready ? lookup.kit : null;
-const title = (name: string) => (kit ? name : `${name} — skipped: ${lookup.ready ? "" : lookup.reason}`);
+import { kit, title } from "./tier.ts";
 
 // Both engines play a model of the mock's vocabulary (32,000 ids, MOCK_VOCAB_SIZE): the real engine gets
 // the tiny Qwen3 config with vocab_size 32000, so "-1 = whole vocabulary" logprobs and the executor's

@@ -11,13 +11,9 @@ import {
   freePort,
   type RealEngine,
   type RealEngineOptions,
-  realEngineKit,
   startRealEngine,
 } from "../../src/index.ts";
-
-const lookup = await realEngineKit();
-const kit = lookup.ready ? lookup.kit : null;
-const title = (name: string) => (kit ? name : `${name} — skipped: ${lookup.ready ? "" : lookup.reason}`);
+import { kit, title } from "./tier.ts";
 
 interface Outcome {
   readonly tokenIds: number[];
@@ -88,10 +84,11 @@ const scenarios: Record<Scenario, Omit<RealEngineOptions, "kit" | "port">> = {
 describe.skipIf(!kit)(title("real engine faults"), () => {
   const engines = new Map<Scenario, { engine: RealEngine; client: EngineCoreClient }>();
   beforeAll(async () => {
-    if (!kit) return;
+    const found = kit;
+    if (!found) return;
     const names = Object.keys(scenarios) as Scenario[];
     const started = names.map(async (name) => {
-      const engine = startRealEngine({ kit, port: await freePort(), ...scenarios[name] });
+      const engine = startRealEngine({ kit: found, port: await freePort(), ...scenarios[name] });
       engines.set(name, { engine, client: null as unknown as EngineCoreClient });
       const client = await connectToRealEngine(engine);
       engines.set(name, { engine, client });

@@ -2,26 +2,21 @@
 // worker tests can build vLLM's SchedulerOutput types.
 import { spawnSync } from "node:child_process";
 import { describe, expect, it } from "vitest";
-import { executorDir, realEngineKit } from "../../src/index.ts";
+import { executorDir } from "../../src/index.ts";
+import { kit, title } from "./tier.ts";
 
-const lookup = await realEngineKit();
-const kit = lookup.ready ? lookup.kit : null;
-
-describe.skipIf(!kit)(
-  `model-free executor Python tests${kit ? "" : ` — skipped: ${lookup.ready ? "" : lookup.reason}`}`,
-  () => {
-    it("pass under `python -m unittest`", () => {
-      if (!kit) return;
-      const r = spawnSync(kit.python, ["-m", "unittest", "discover", "-s", "tests", "-t", "."], {
-        cwd: executorDir,
-        env: { ...process.env, ...kit.env },
-        encoding: "utf8",
-        timeout: 180_000,
-      });
-      const summary = `${r.stdout}\n${r.stderr}`.split("\n").slice(-15).join("\n");
-      expect(r.status, summary).toBe(0);
-      expect(r.stderr).toMatch(/Ran \d+ tests/);
-      expect(r.stderr).toMatch(/\nOK/);
+describe.skipIf(!kit)(title("model-free executor Python tests"), () => {
+  it("pass under `python -m unittest`", () => {
+    if (!kit) return;
+    const r = spawnSync(kit.python, ["-m", "unittest", "discover", "-s", "tests", "-t", "."], {
+      cwd: executorDir,
+      env: { ...process.env, ...kit.env },
+      encoding: "utf8",
+      timeout: 180_000,
     });
-  },
-);
+    const summary = `${r.stdout}\n${r.stderr}`.split("\n").slice(-15).join("\n");
+    expect(r.status, summary).toBe(0);
+    expect(r.stderr).toMatch(/Ran \d+ tests/);
+    expect(r.stderr).toMatch(/\nOK/);
+  });
+});

