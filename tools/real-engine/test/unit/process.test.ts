@@ -74,7 +74,8 @@ describe("a Node process that exits without stop()", () => {
   it("takes its vLLM process groups with it", async () => {
     const { spawnSync } = await import("node:child_process");
     const { fileURLToPath } = await import("node:url");
-    const processTs = fileURLToPath(new URL("../../src/process.ts", import.meta.url));
+    // The built module (the test task builds first): plain Node, no tsx cache left in the guarded TMPDIR.
+    const processTs = fileURLToPath(new URL("../../dist/process.js", import.meta.url));
     // A child Node process starts a group (sh + a sleeping grandchild), prints the grandchild's pid, exits.
     const script = `
       import { spawnVllmProcess } from ${JSON.stringify(processTs)};
@@ -83,7 +84,7 @@ describe("a Node process that exits without stop()", () => {
       console.log(line);
       process.exit(0);
     `;
-    const r = spawnSync(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], {
+    const r = spawnSync(process.execPath, ["--input-type=module", "-e", script], {
       encoding: "utf8",
       timeout: 30_000,
     });
@@ -97,7 +98,8 @@ describe("a Node process ended by SIGTERM", () => {
   it("takes its vLLM process groups with it and still dies of the signal", async () => {
     const { spawn } = await import("node:child_process");
     const { fileURLToPath } = await import("node:url");
-    const processTs = fileURLToPath(new URL("../../src/process.ts", import.meta.url));
+    // The built module (the test task builds first): plain Node, no tsx cache left in the guarded TMPDIR.
+    const processTs = fileURLToPath(new URL("../../dist/process.js", import.meta.url));
     // A child Node process starts a group (sh + a sleeping grandchild), prints the grandchild's pid, waits.
     const script = `
       import { spawnVllmProcess } from ${JSON.stringify(processTs)};
@@ -105,7 +107,7 @@ describe("a Node process ended by SIGTERM", () => {
       console.log(await p.waitForLog(/^\\d+$/, 10000));
       setInterval(() => {}, 1000);
     `;
-    const child = spawn(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], {
+    const child = spawn(process.execPath, ["--input-type=module", "-e", script], {
       stdio: ["ignore", "pipe", "inherit"],
     });
     const grandchild = await new Promise<number>((resolve) => {
