@@ -73,7 +73,7 @@ for (const moe of [false, true]) {
         expect(new Set(results.map((r) => r.engineIndex))).toEqual(new Set([0, 1]));
       });
 
-      it("balances unpinned concurrent requests over the ranks: two each of four", async () => {
+      it("spreads unpinned concurrent requests over both ranks", async () => {
         if (!client) throw new Error("no client");
         const c = client;
         const results = await Promise.all(
@@ -93,8 +93,12 @@ for (const moe of [false, true]) {
           expect(r.tokenIds).toEqual([40 + i, 50 + i, 60 + i, 70 + i]);
           expect(r.finishReason).toBe(FinishReason.LENGTH);
         });
-        expect(results.filter((r) => r.engineIndex === 0)).toHaveLength(2);
-        expect(results.filter((r) => r.engineIndex === 1)).toHaveLength(2);
+        // vLLM's balancing (DPLBAsyncMPClient.get_core_engine_for_request) counts each pick locally, so four
+        // calls in a row go 2 + 2, unless the counts the engines (or the coordinator) publish land between
+        // two picks and replace the local ones: then 3 + 1 (seen in CI with MoE ranks). Both ranks serve some.
+        const perRank = [0, 1].map((rank) => results.filter((r) => r.engineIndex === rank).length);
+        expect(perRank[0]! + perRank[1]!).toBe(4);
+        expect(Math.min(...perRank)).toBeGreaterThanOrEqual(1);
       });
     },
   );
