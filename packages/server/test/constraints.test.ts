@@ -10,8 +10,8 @@ import { type MockEngineProcess, startMockEngine } from "@vllm-engine-core/mock-
 import type { FastifyInstance } from "fastify";
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createServer, type EngineClient } from "../src/index.js";
-import { MODEL, QWEN3_DIR, qwen3 } from "./helpers.js";
+import { createServer } from "../src/index.js";
+import { clientWith, MODEL, QWEN3_DIR, qwen3 } from "./helpers.js";
 
 describe("logit_bias and response_format (openai client)", () => {
   let engine: MockEngineProcess;
@@ -28,21 +28,12 @@ describe("logit_bias and response_format (openai client)", () => {
       transport: { mode: "handshake-owner", handshakeAddress, readyTimeoutMs: 20_000 },
     });
     const real = client;
-    const noting: EngineClient = {
-      get healthError() {
-        return real.healthError;
-      },
-      get maxModelLen() {
-        return real.maxModelLen;
-      },
-      get vllmVersion() {
-        return real.vllmVersion;
-      },
+    const noting = clientWith(real, {
       call(request, options) {
         sent.push(request);
         return real.call(request, options);
       },
-    } as EngineClient;
+    });
     app = createServer({ client: noting, tokenizer: qwen3(), modelPath: QWEN3_DIR, servedModelName: MODEL });
     await app.listen({ host: "127.0.0.1", port: 0 });
     const address = app.server.address();

@@ -12,8 +12,8 @@ import { EngineCoreClient, type EngineCoreOutput, FinishReason } from "@vllm-eng
 import { type MockEngineProcess, startMockEngine } from "@vllm-engine-core/mock-engine";
 import type { FastifyInstance } from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createServer, type EngineClient } from "../src/index.js";
-import { MODEL, QWEN3_DIR, qwen3 } from "./helpers.js";
+import { createServer } from "../src/index.js";
+import { clientWith, MODEL, QWEN3_DIR, qwen3 } from "./helpers.js";
 
 const ERROR_BODY = {
   error: { message: "Internal server error", type: "InternalServerError", param: null, code: 500 },
@@ -32,16 +32,7 @@ describe("a request the engine finishes with ERROR", () => {
       transport: { mode: "handshake-owner", handshakeAddress, readyTimeoutMs: 20_000 },
     });
     const real = client;
-    const failing: EngineClient = {
-      get healthError() {
-        return real.healthError;
-      },
-      get maxModelLen() {
-        return real.maxModelLen;
-      },
-      get vllmVersion() {
-        return real.vllmVersion;
-      },
+    const failing = clientWith(real, {
       async call(request, options) {
         const stream = await real.call(request, options);
         const next = stream.next.bind(stream);
@@ -59,7 +50,7 @@ describe("a request the engine finishes with ERROR", () => {
         };
         return stream;
       },
-    } as EngineClient;
+    });
     app = createServer({ client: failing, tokenizer: qwen3(), modelPath: QWEN3_DIR, servedModelName: MODEL });
     await app.listen({ host: "127.0.0.1", port: 0 });
     const address = app.server.address();

@@ -37,8 +37,14 @@ export interface Stack {
   close(): Promise<void>;
 }
 
-/** The real client, noting what the server sends through it. */
-function notingClient(real: EngineCoreClient, sent: CallRequest[], lorasAdded: unknown[]): EngineClient {
+/**
+ * The real client as the server sees it (its health, limits and version), with `call` (and `addLora`)
+ * replaced: the tests' one way to watch or change what passes between the server and the engine.
+ */
+export function clientWith(
+  real: EngineCoreClient,
+  overrides: Pick<EngineClient, "call"> & Partial<Pick<EngineClient, "addLora">>,
+): EngineClient {
   return {
     get healthError() {
       return real.healthError;
@@ -49,6 +55,13 @@ function notingClient(real: EngineCoreClient, sent: CallRequest[], lorasAdded: u
     get vllmVersion() {
       return real.vllmVersion;
     },
+    ...overrides,
+  } as EngineClient;
+}
+
+/** The real client, noting what the server sends through it. */
+function notingClient(real: EngineCoreClient, sent: CallRequest[], lorasAdded: unknown[]): EngineClient {
+  return clientWith(real, {
     call(request, options) {
       sent.push(request);
       return real.call(request, options);
@@ -57,7 +70,7 @@ function notingClient(real: EngineCoreClient, sent: CallRequest[], lorasAdded: u
       lorasAdded.push(lora);
       return real.addLora(lora, options);
     },
-  } as EngineClient;
+  });
 }
 
 export async function startStack(
