@@ -12,17 +12,7 @@ import {
 } from "@vllm-engine-core/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { connectToRealEngine, freePort, type RealEngine, startRealEngine } from "../../src/index.ts";
-import { kit, title } from "./tier.ts";
-
-async function collect(stream: AsyncIterable<EngineCoreOutput>) {
-  const outputs: EngineCoreOutput[] = [];
-  for await (const output of stream) outputs.push(output);
-  return {
-    outputs,
-    tokenIds: outputs.flatMap((o) => o.newTokenIds),
-    finishReason: outputs[outputs.length - 1]?.finishReason ?? null,
-  };
-}
+import { collect, kit, title } from "./tier.ts";
 
 function range(start: number, n: number): number[] {
   return Array.from({ length: n }, (_, i) => start + i);

@@ -13,16 +13,7 @@ import {
 } from "@vllm-engine-core/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { connectToRealEngine, freePort, type RealEngine, startRealEngine } from "../../src/index.ts";
-import { kit, title } from "./tier.ts";
-
-async function collect(stream: AsyncIterable<EngineCoreOutput>) {
-  const outputs: EngineCoreOutput[] = [];
-  for await (const output of stream) outputs.push(output);
-  return {
-    tokenIds: outputs.flatMap((o) => o.newTokenIds),
-    finishReason: outputs[outputs.length - 1]?.finishReason ?? null,
-  };
-}
+import { collect, kit, title } from "./tier.ts";
 
 /** Resolves with the first output that carries tokens (the request is running on the engine). */
 async function firstToken(iterator: AsyncIterator<EngineCoreOutput>): Promise<EngineCoreOutput> {
@@ -200,7 +191,8 @@ describe.skipIf(!kit)(title("client utilities and engine death against vLLM's re
     await c.wakeUp();
     await engine().waitForLog(/model-free executor: wake_up\(tags=None\)/, 10_000);
     expect(await c.isSleeping()).toBe(false);
-    expect(await queued).toEqual({ tokenIds: [1, 2, 3], finishReason: FinishReason.LENGTH });
+    const { tokenIds, finishReason } = await queued;
+    expect({ tokenIds, finishReason }).toEqual({ tokenIds: [1, 2, 3], finishReason: FinishReason.LENGTH });
   });
 
   it("sleep level 0 pauses scheduling only; wakeUp(['scheduling']) resumes it", async () => {
@@ -234,7 +226,8 @@ describe.skipIf(!kit)(title("client utilities and engine death against vLLM's re
     );
     await c.resumeScheduler();
     expect(await c.isSchedulerPaused()).toBe(false);
-    expect(await queued).toEqual({ tokenIds: [70, 71], finishReason: FinishReason.LENGTH });
+    const { tokenIds, finishReason } = await queued;
+    expect({ tokenIds, finishReason }).toEqual({ tokenIds: [70, 71], finishReason: FinishReason.LENGTH });
   });
 
   it("pauseScheduler('wait') answers once the in-flight request has finished, all its tokens produced", async () => {

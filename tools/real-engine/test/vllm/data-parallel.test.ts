@@ -1,7 +1,7 @@
 // Data parallelism with the real engine: two dense ranks (independent engines behind one handshake), and
 // two Qwen3-MoE ranks, which vLLM coordinates (request waves, dummy batches on the idle rank, the
 // all-reduce of unfinished work) with our client as the in-process DP coordinator.
-import type { EngineCoreClient, EngineCoreOutput } from "@vllm-engine-core/client";
+import type { EngineCoreClient } from "@vllm-engine-core/client";
 import { FinishReason } from "@vllm-engine-core/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
@@ -11,19 +11,7 @@ import {
   type RealEngine,
   startRealEngine,
 } from "../../src/index.ts";
-import { kit, title } from "./tier.ts";
-
-async function ids(
-  stream: AsyncIterable<EngineCoreOutput>,
-): Promise<{ tokenIds: number[]; finishReason: number | null }> {
-  const tokenIds: number[] = [];
-  let finishReason: number | null = null;
-  for await (const o of stream) {
-    tokenIds.push(...o.newTokenIds);
-    finishReason = o.finishReason;
-  }
-  return { tokenIds, finishReason };
-}
+import { collect, kit, title } from "./tier.ts";
 
 for (const moe of [false, true]) {
   describe.skipIf(!kit)(
@@ -61,7 +49,7 @@ for (const moe of [false, true]) {
             dataParallelRank: rank,
             samplingParams: { maxTokens: 3, extraArgs: { scripted_token_ids: scripted } },
           });
-          const got = await ids(stream);
+          const got = await collect(stream);
           return { rank, engineIndex: stream.engineIndex, scripted, ...got };
         });
         const results = await Promise.all(jobs);
@@ -86,7 +74,7 @@ for (const moe of [false, true]) {
                 extraArgs: { scripted_token_ids: [40 + i, 50 + i, 60 + i, 70 + i] },
               },
             });
-            return { engineIndex: stream.engineIndex, ...(await ids(stream)) };
+            return { engineIndex: stream.engineIndex, ...(await collect(stream)) };
           }),
         );
         results.forEach((r, i) => {

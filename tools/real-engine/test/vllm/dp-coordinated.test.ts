@@ -13,7 +13,7 @@ import {
   type RealEngine,
   startRealEngine,
 } from "../../src/index.ts";
-import { kit, title } from "./tier.ts";
+import { collect as collectStream, kit, title } from "./tier.ts";
 
 interface Outcome {
   readonly tokenIds: number[];
@@ -21,13 +21,9 @@ interface Outcome {
   readonly engineIndex: number;
 }
 
+/** The stream read to its end, with the rank that served it. */
 async function collect(stream: AsyncIterable<EngineCoreOutput> & { engineIndex: number }): Promise<Outcome> {
-  const tokenIds: number[] = [];
-  let finishReason: number | null = null;
-  for await (const o of stream) {
-    tokenIds.push(...o.newTokenIds);
-    finishReason = o.finishReason;
-  }
+  const { tokenIds, finishReason } = await collectStream(stream);
   return { tokenIds, finishReason, engineIndex: stream.engineIndex };
 }
 

@@ -4,27 +4,10 @@
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { type EngineCoreClient, type EngineCoreOutput, FinishReason } from "@vllm-engine-core/client";
+import { type EngineCoreClient, FinishReason } from "@vllm-engine-core/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { connectToRealEngine, freePort, type RealEngine, startRealEngine } from "../../src/index.ts";
-import { kit, title } from "./tier.ts";
-
-interface Collected {
-  readonly tokenIds: number[];
-  readonly outputs: EngineCoreOutput[];
-  readonly finishReason: number | null;
-}
-
-async function collect(stream: AsyncIterable<EngineCoreOutput>): Promise<Collected> {
-  const outputs: EngineCoreOutput[] = [];
-  for await (const output of stream) outputs.push(output);
-  const last = outputs[outputs.length - 1];
-  return {
-    tokenIds: outputs.flatMap((o) => o.newTokenIds),
-    outputs,
-    finishReason: last?.finishReason ?? null,
-  };
-}
+import { collect, kit, title } from "./tier.ts";
 
 function range(start: number, n: number): number[] {
   return Array.from({ length: n }, (_, i) => start + i);
