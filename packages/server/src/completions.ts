@@ -6,8 +6,8 @@ import type { FastifyReply, FastifyRequest } from "fastify";
 import { TextChunkTemplate } from "./chunk-json.js";
 import {
   disconnectSignal,
+  engineIds,
   nowSeconds,
-  randomId,
   requestTarget,
   type ServerContext,
   streamUsage,
@@ -147,8 +147,7 @@ export async function completions(
     // `assign_request_id` (8 random hex characters) with the item's id kept as `external_req_id`.
     return {
       ...target.engine,
-      requestId: `${id}-${i}-${randomId().slice(0, 8)}`,
-      externalReqId: `${id}-${i}`,
+      ...engineIds(`${id}-${i}`),
       promptTokenIds: prompt.tokenIds,
       samplingParams,
       ...sessionIdOf(body, request.headers),

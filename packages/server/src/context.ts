@@ -84,6 +84,15 @@ export interface RequestTarget {
  * `priority` goes to the engine as given: vLLM's frontend refuses nothing (its scheduler uses it under
  * `--scheduling-policy priority` and ignores it otherwise); the schema bounds it to int64.
  */
+/**
+ * The engine's id for a request the client knows as `externalId`, as vLLM's `assign_request_id`
+ * (vllm/v1/engine/input_processor.py) makes it: the id plus "-" and 8 random hex characters, the client's id
+ * kept as `external_req_id`, so that two requests may share a client id.
+ */
+export function engineIds(externalId: string): { requestId: string; externalReqId: string } {
+  return { requestId: `${externalId}-${randomId().slice(0, 8)}`, externalReqId: externalId };
+}
+
 export function requestTarget(
   ctx: ServerContext,
   request: FastifyRequest,
@@ -102,8 +111,7 @@ export function requestTarget(
     id,
     model: target.name,
     engine: {
-      requestId: `${id}-${randomId().slice(0, 8)}`,
-      externalReqId: id,
+      ...engineIds(id),
       loraRequest: target.loraRequest,
       priority: typeof body.priority === "number" ? body.priority : 0,
     },
