@@ -55,8 +55,8 @@ export class RuntimeHostUnavailableError extends VllmEngineCoreError {
   }
   constructor(options: { detail?: string } = {}) {
     super(
-      `The runtime that owns this connection is not reachable${options.detail ? ` (${options.detail})` : ""}. ` +
-        "The thread that opened it may have exited or shut it down; open a new connection.",
+      `The runtime is not reachable from this thread${options.detail ? ` (${options.detail})` : ""}. ` +
+        "Call installRuntimeHost() on the main thread before worker threads connect, or open a new connection.",
     );
   }
 }

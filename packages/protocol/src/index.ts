@@ -53,7 +53,7 @@ export { DEFAULT_AUX_THRESHOLD, type EncodeOptions } from "./messages/run.js";
 export { readSchedulerStats } from "./messages/scheduler-stats.js";
 export { decodeValue, encodeValue, loraRequestValue } from "./messages/value.js";
 export { Float64, MsgpackExt } from "./msgpack/values.js";
-export { PINNED_VLLM_COMMIT, VLLM_REVISION } from "./revision.js";
+export { VLLM_REVISION } from "./revision.js";
 export type { StructLayout } from "./schema/struct.js";
 export type { Tensor, TensorData } from "./schema/tensor.js";
 export type {

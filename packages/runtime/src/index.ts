@@ -1,12 +1,9 @@
-// @vllm-engine-core/runtime — the host side of the runtime: loadable on any thread, never loads zeromq.
-// Importing it on the main thread installs the main-thread host (an unref'd BroadcastChannel listener)
-// that spawns the runtime worker for connections opened from worker threads.
-import { mainThreadSupervisor } from "./caller/rendezvous.js";
-
-mainThreadSupervisor();
+// @vllm-engine-core/runtime — internal: the runtime host under @vllm-engine-core/client (use the client).
+// Loadable on any thread, never loads zeromq; importing it installs nothing (no listener, no exit handler):
+// the main-thread host is installed by the main thread's first connect or attach, or by installRuntimeHost().
 
 // The configuration schema lives in @vllm-engine-core/config (the client, this package and the transport
-// share it); these are the names this package has always exported.
+// share it).
 export type {
   CoordinatorConfig,
   EngineCoreClientConfig as RuntimeConnectConfig,
@@ -14,6 +11,7 @@ export type {
   TransportConfig,
 } from "@vllm-engine-core/config";
 export { attachConnection, openConnection } from "./caller/api.js";
+export { installRuntimeHost } from "./caller/host.js";
 export type {
   ConnectionDiagnostics,
   ConnectionHandle,

@@ -1,47 +1,46 @@
-// The one definition of every message that crosses a thread boundary inside the runtime package:
-//   host channel  (BroadcastChannel, every thread ↔ the main-thread host): the rendezvous; its messages
-//                 are private to caller/rendezvous.ts, which holds both ends
-//   control       (BroadcastChannel per runtime generation): a thread introduces its link
-//   link          (BroadcastChannel per thread and generation): calls, replies, outputs
-//   parent port   (runtime worker ↔ the main-thread supervisor): load reports, retirement
+// Every message that crosses a thread boundary inside the runtime package. Two mechanisms carry them:
+//   rendezvous  a thread creates a MessageChannel and hands one end (its lane) to the main-thread host
+//               (caller/host.ts): a worker thread with postMessageToThread, the main thread by a call. The
+//               host passes it on to a runtime worker over that worker's parentPort, which also carries
+//               the runtime's lifecycle reports (RuntimeToHost / HostToRuntime).
+//   lane        one MessagePort per (thread, connection): calls and their replies, the outputs of that
+//               thread's requests, the connection's events. Its `close` event is the other side's death.
 // Messages are tagged objects (`t`); calls carry an id that the reply echoes. Errors travel as
-// SerializedError (protocol's serializeError) and are rebuilt as typed classes on the receiving side.
-import type { BroadcastChannel } from "node:worker_threads";
+// SerializedError and are rebuilt as typed classes on the receiving side.
+import type { MessagePort } from "node:worker_threads";
 import type { ResolvedConfig } from "@vllm-engine-core/config";
 import type { SerializedError } from "@vllm-engine-core/errors";
 import {
   type EngineCoreReadyResponse,
   Float64,
   MsgpackExt,
-  RUNTIME_PROTOCOL_VERSION,
   type SchedulerStats,
   type UtilityOutput,
 } from "@vllm-engine-core/protocol";
 import type { ConnectionDiagnostics } from "./types.js";
 
 /**
- * Listen on a channel of this protocol. Node types what arrives as `any` (a structured clone carries no
- * type); the handler states the message type of the channel, which is this module's contract for it.
+ * The version of this package's thread protocol. It names the rendezvous message, so two copies of the
+ * package that speak different versions never take each other's lanes.
  */
-export function receive<T>(channel: BroadcastChannel, handler: (message: T) => void): void {
-  channel.onmessage = (event) => handler(event.data);
+const THREAD_PROTOCOL_VERSION = 4;
+
+// ---------------------------------------------------------------------------------------------------
+// Rendezvous: any thread → the main-thread host.
+
+export const RENDEZVOUS = `vllm-engine-core:rendezvous:v${THREAD_PROTOCOL_VERSION}`;
+
+export interface RendezvousMessage {
+  t: typeof RENDEZVOUS;
+  /** The runtime's end of the new lane. */
+  port: MessagePort;
+  /** The runtime generation that must serve it (attach), or null for any live one (connect). */
+  gen: string | null;
 }
 
-export function controlChannelName(gen: string): string {
-  return `vllm-engine-core:runtime:v${RUNTIME_PROTOCOL_VERSION}:${gen}`;
-}
-
-export function linkChannelName(gen: string, threadKey: string): string {
-  return `vllm-engine-core:link:v${RUNTIME_PROTOCOL_VERSION}:${gen}:${threadKey}`;
-}
-
-/** Name of the internal error the runtime answers with once it is retiring: the host retries elsewhere. */
+/** Name of the internal error of a call the runtime did not serve because it retired: retry elsewhere. */
 const RUNTIME_RETIRING = "RuntimeRetiring";
 
-/**
- * The runtime retired (or is retiring) before it could serve a call: thrown by the runtime thread (it
- * crosses as a SerializedError, by name) and by the caller's link when the generation is gone.
- */
 export function retiringError(): Error {
   const error = new Error("the runtime is retiring and did not serve this call");
   error.name = RUNTIME_RETIRING;
@@ -54,50 +53,23 @@ export function isRetiring(error: unknown): boolean {
 }
 
 // ---------------------------------------------------------------------------------------------------
-// What the main-thread host knows of a runtime generation (the host channel itself: caller/rendezvous.ts).
-
-export type RuntimeFate = { kind: "crashed"; error: SerializedError } | { kind: "retired" };
-
-/** Whether a generation still accepts work, or how it ended. */
-export type RuntimeWhereabouts = { alive: true } | { alive: false; fate: RuntimeFate };
-
-// ---------------------------------------------------------------------------------------------------
-// Control channel of one runtime generation.
-
-export interface Hello {
-  t: "hello";
-  /** BroadcastChannel name of the new link (the thread created its end before saying hello). */
-  link: string;
-  threadKey: string;
-  /** Null on the main thread (its death is the process's death); otherwise the sentinel's heartbeat. */
-  heartbeat: SharedArrayBuffer | null;
-  /** The frame ring (frame-ring.ts) the runtime writes this thread's forwarded engine steps into. */
-  ring: SharedArrayBuffer;
-  /** Names the ring (a cloned SharedArrayBuffer has no identity to compare): a new link brings a new one. */
-  ringId: string;
-}
-
-// ---------------------------------------------------------------------------------------------------
-// Link: thread → runtime.
+// Lane: thread → runtime.
 
 /**
- * The one request/response map of the link: each call's body (tagged `t`) and what the runtime answers.
- * Everything else is derived from it, with no cast on either side: RuntimeLink.call returns the result type
- * of the tag it sent; the runtime serves each tag with a handler that must return that tag's result
- * (RuntimeService's CallHandlers); a reply echoes its call's tag (CallReply), which is how the link
- * gives the value its type when it arrives. Adding a call = one entry here, one handler, one pending map.
+ * The one request/response map of a lane: each call's body (tagged `t`) and what the runtime answers.
+ * Everything else is derived from it, with no cast on either side: Lane.call returns the result type of
+ * the tag it sent; the runtime serves each tag with a handler that must return that tag's result; a reply
+ * echoes its call's tag (CallReply). Adding a call = one entry here and one handler.
  */
 export interface CallMap {
+  /** The first call of a lane that opens a connection: the lane becomes this thread's lane of it. */
   connect: { body: { config: ResolvedConfig }; result: AttachResult };
+  /** The first call of a lane that attaches this thread to an open connection. */
   attach: { body: { connectionId: string }; result: AttachResult };
   submit: {
     body: {
-      connectionId: string;
       requestId: string;
-      /**
-       * The submitting thread's index for this request (its registry's slot): forwarded output frames carry
-       * each output's slot, so that thread finds the request without looking its id up.
-       */
+      /** The submitting thread's slot for it: forwarded outputs and endings name the request by it. */
       slot: number;
       dataParallelRank: number | null;
       /**
@@ -108,15 +80,15 @@ export interface CallMap {
     };
     result: { engineIndex: number };
   };
-  abort: { body: { connectionId: string; requestIds: string[] }; result: AbortResult };
+  abort: { body: { requestIds: string[] }; result: AbortResult };
   utility: {
-    body: { connectionId: string; method: string; args: unknown[]; timeoutMs: number | null };
+    body: { method: string; args: unknown[]; timeoutMs: number | null };
     /** Packed (packArgs) outputs, in engine order. */
     result: { engineIndex: number; output: UtilityOutput }[];
   };
-  diagnostics: { body: { connectionId: string }; result: ConnectionDiagnosticsWire };
-  detach: { body: { connectionId: string }; result: null };
-  shutdown: { body: { connectionId: string }; result: null };
+  diagnostics: { body: object; result: ConnectionDiagnosticsWire };
+  detach: { body: object; result: null };
+  shutdown: { body: object; result: null };
 }
 
 export type CallName = keyof CallMap;
@@ -145,25 +117,22 @@ export type ToRuntime =
   /** Abort the pending call `id` (connect and utility calls are cancellable). */
   | { t: "cancel"; id: number }
   /** The thread received the connect reply and owns the connection now. */
-  | { t: "adopt"; connectionId: string }
-  /** The thread is going away (best effort, sent from its exit handler). */
-  | { t: "bye" }
+  | { t: "adopt" }
   /**
-   * Forwarded output frames (`seq`, see ToHost "frames") this thread could not decode: the runtime judges
+   * Forwarded output frames (`seq`, see ToThread "frames") this thread could not decode: the runtime judges
    * the message as any undecodable one and fails this thread's requests it named (`live`).
    */
   | {
       t: "undecodable";
-      c: string;
       seq: number;
       senders: number[];
       frames: Uint8Array[];
       error: SerializedError;
-      live: string[];
+      live: RequestRef[];
     };
 
 // ---------------------------------------------------------------------------------------------------
-// Link: runtime → thread.
+// Lane: runtime (or the host, for a lane it could not deliver) → thread.
 
 export interface ConnectionInfoWire {
   inputAddress: string;
@@ -189,55 +158,44 @@ export interface AbortResult {
   live: [requestId: string, engineIndex: number][];
 }
 
-/**
- * A ToHost message as the link carries it: `r`, how many frame-ring records the runtime had written before it
- * (caller/link-inbox.ts merges the two channels back into the runtime's order).
- */
-export type LinkMessage = ToHost & { r: number };
+/** One request of the receiving thread: its id, its slot there and its engine. */
+export type RequestRef = [requestId: string, slot: number, engineIndex: number];
 
-export type ToHost =
-  | { t: "welcome" }
-  /** The runtime declared this thread dead (its sentinel stopped beating) and released its requests. */
-  | { t: "evicted" }
+export type ToThread =
   | CallReply
   /**
    * One engine step's output message, undecoded, sent to each thread that owns a request it names: the
-   * thread decodes it and delivers its own requests' outputs. `slots[i]` is the receiving thread's slot of
-   * the request of output `i` (see CallMap submit), -1 for an output that is not this thread's. `seq` (per
-   * connection) and `senders` (the engines of the socket it came on) only serve to report it back if it
-   * cannot be decoded.
+   * thread decodes it and delivers its own requests' outputs. `slots[i]` is the receiving thread's slot
+   * of the request of output `i`, then of each `finished_requests` entry, -1 where it is not that
+   * thread's. `seq` and `senders` (the engines of the socket it came on) only serve to report it back if
+   * it cannot be decoded.
    */
-  | {
-      t: "frames";
-      c: string;
-      seq: number;
-      senders: readonly number[];
-      frames: Uint8Array[];
-      slots: Int32Array;
-    }
-  /** An engine's SchedulerStats (packed with packArgs), to every thread of the connection (stats-relay.ts). */
-  | { t: "stats"; c: string; engineIndex: number; stats: SchedulerStats }
-  /** These requests failed (engine dead). */
-  | { t: "fail"; c: string; requestIds: string[]; error: SerializedError }
-  /** Another thread aborted these requests of yours: their sinks end with `aborted`. */
-  | { t: "aborted"; c: string; live: [string, number][] }
-  | { t: "health"; c: string; error: SerializedError }
+  | { t: "frames"; seq: number; senders: readonly number[]; frames: Uint8Array[]; slots: Int32Array }
+  /** An engine's SchedulerStats (packed with packArgs), to every thread of the connection. */
+  | { t: "stats"; engineIndex: number; stats: SchedulerStats }
+  /** These requests of the thread ended without a final output: failed (engine dead …) or aborted. */
+  | { t: "ended"; requests: RequestRef[]; error: SerializedError | null }
+  | { t: "health"; error: SerializedError }
   /** The connection was shut down (for every thread). */
-  | { t: "closed"; c: string; error: SerializedError };
+  | { t: "closed"; error: SerializedError }
+  /** The runtime cannot serve this lane: it retired, crashed, or never started. The lane closes next. */
+  | { t: "gone"; error: SerializedError };
 
 // ---------------------------------------------------------------------------------------------------
-// Parent port: runtime worker ↔ main-thread supervisor.
+// Parent port: runtime worker ↔ main-thread host.
 
-export type RuntimeToSupervisor =
+export type RuntimeToHost =
   | { t: "ready" }
-  /** Open connections and connects in progress; the supervisor refs the worker while either is non-zero. */
+  /** Open connections and connects in progress; the host refs the worker while either is non-zero. */
   | { t: "load"; open: number; connecting: number }
   /** The runtime accepts no new work and is closing its sockets; it ends by itself. */
   | { t: "retiring" }
   /** An uncaught error: the runtime closes every socket and ends by itself; its connections are lost. */
   | { t: "crashed"; reason: string };
 
-export type SupervisorToRuntime =
+export type HostToRuntime =
+  /** A thread's lane, through the rendezvous. */
+  | { t: "lane"; port: MessagePort }
   /** The process is exiting: close every socket now, then set `exitFlag` (the main thread is blocked on it). */
   | { t: "exit" }
   /** Tests only (testHooks): throw an uncaught error on the runtime thread. */
@@ -247,10 +205,10 @@ export interface RuntimeWorkerData {
   gen: string;
   /**
    * Int32[0] becomes 1 once the runtime has no socket left and opens none: after an "exit" request closed
-   * them, after a crash closed them, or on retirement (the supervisor's exit handler waits on it).
+   * them, after a crash closed them, or on retirement (the host's exit handler waits on it).
    */
   exitFlag: SharedArrayBuffer;
-  /** Enables SupervisorToRuntime "crash". */
+  /** Enables HostToRuntime "crash". */
   testHooks: boolean;
 }
 

@@ -7,7 +7,7 @@ import { connect, createServer } from "node:net";
 import { RuntimeCrashedError } from "@vllm-engine-core/errors";
 import { type MockEngineProcess, reservedTcpPorts } from "@vllm-engine-core/mock-engine";
 import { afterEach, describe, expect, it } from "vitest";
-import { mainThreadSupervisor } from "../src/caller/rendezvous.ts";
+import { runtimeHost } from "../src/caller/host.ts";
 import { type ConnectionHandle, openConnection } from "../src/index.ts";
 import { collector, ipcAddress, request, startEngines, stopAll, TestThread, withTimeout } from "./helpers.ts";
 
@@ -76,7 +76,7 @@ describe("runtime crash", () => {
     const health: Error[] = [];
     main.onHealthChange((error) => health.push(error));
 
-    const crashed = mainThreadSupervisor()!.crashForTesting("injected crash");
+    const crashed = runtimeHost().crashForTesting("injected crash");
     expect(crashed).toBe(main.handle.connectionId.split(":")[0]);
 
     const result = await withTimeout(live.done, 10_000, "main stream failure");
@@ -115,7 +115,7 @@ describe("runtime crash", () => {
     });
     connecting.catch(() => undefined);
     await untilListening(handshakeAddress);
-    mainThreadSupervisor()!.crashForTesting("crash during connect");
+    runtimeHost().crashForTesting("crash during connect");
     await expect(withTimeout(connecting, 10_000, "connect failure")).rejects.toBeInstanceOf(
       RuntimeCrashedError,
     );
@@ -129,7 +129,7 @@ describe("runtime crash", () => {
     engines = await startEngines(handshakeAddress, [{ engineIndices: [0] }]);
     const main = await openConnection({ transport: { mode: "handshake-owner", handshakeAddress } });
     const handle: ConnectionHandle = main.handle;
-    mainThreadSupervisor()!.crashForTesting("second crash");
+    runtimeHost().crashForTesting("second crash");
     await withTimeout(
       new Promise<void>((resolve) => {
         if (main.healthError) resolve();

@@ -10,7 +10,7 @@ import {
   startMockEngine,
 } from "@vllm-engine-core/mock-engine";
 import { type EngineCoreOutput, type EngineCoreRequest, FinishReason } from "@vllm-engine-core/protocol";
-import type { RequestSink } from "../src/index.ts";
+import { installRuntimeHost, type RequestSink } from "../src/index.ts";
 
 export function ipcAddress(tag: string): string {
   return `ipc://${join(tmpdir(), `vec-rt-${tag}-${randomUUID().slice(0, 8)}.sock`)}`;
@@ -135,6 +135,8 @@ export class TestThread {
   readonly exited: Promise<number>;
 
   constructor(options: { env?: Record<string, string> } = {}) {
+    // Like an application that lets its worker threads connect first: the main thread hosts the runtime.
+    installRuntimeHost();
     // Like an application thread: plain Node resolution to the built packages (the test process itself runs
     // with the source-first export condition, which a JS worker must not inherit).
     this.worker = new Worker(fixture("thread.mjs"), {

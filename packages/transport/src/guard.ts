@@ -1,6 +1,12 @@
 import { workerData } from "node:worker_threads";
 import { TransportOutsideRuntimeError } from "@vllm-engine-core/errors";
-import { RUNTIME_PROTOCOL_VERSION, RUNTIME_WORKER_MARKER } from "@vllm-engine-core/protocol";
+
+/**
+ * The mark a runtime worker carries in its workerData (the runtime's src/runtime-marker.ts writes it; its
+ * tests check that the two agree). Not exported from this package's entry: nothing outside needs it.
+ */
+export const RUNTIME_WORKER_MARKER = "__vllmEngineCoreRuntime";
+export const RUNTIME_WORKER_MARKER_VALUE = 4;
 
 /**
  * Refuses to run unless this thread is a runtime worker (its workerData carries the runtime marker).
@@ -15,5 +21,5 @@ export function assertInsideRuntime(): void {
     typeof data === "object" && data !== null
       ? (data as Record<string, unknown>)[RUNTIME_WORKER_MARKER]
       : undefined;
-  if (marker !== RUNTIME_PROTOCOL_VERSION) throw new TransportOutsideRuntimeError();
+  if (marker !== RUNTIME_WORKER_MARKER_VALUE) throw new TransportOutsideRuntimeError();
 }

@@ -1,6 +1,6 @@
 import { resolveConfig } from "@vllm-engine-core/config";
 import { TransportOutsideRuntimeError } from "@vllm-engine-core/errors";
-import { RUNTIME_PROTOCOL_VERSION, RUNTIME_WORKER_MARKER } from "@vllm-engine-core/protocol";
+import { RUNTIME_WORKER_MARKER, RUNTIME_WORKER_MARKER_VALUE } from "../src/guard.ts";
 import { afterAll, describe, expect, it } from "vitest";
 import { connectTransport } from "../src/index.ts";
 import { freeTcpAddress, ipcDir } from "./helpers/addresses.ts";
@@ -26,7 +26,7 @@ describe("the runtime-worker tripwire", () => {
   for (const [what, workerData] of [
     ["with null workerData", null],
     ["without the marker", { other: 1 }],
-    ["with another protocol version", { [RUNTIME_WORKER_MARKER]: RUNTIME_PROTOCOL_VERSION + 1 }],
+    ["with another protocol version", { [RUNTIME_WORKER_MARKER]: RUNTIME_WORKER_MARKER_VALUE + 1 }],
   ] as const) {
     it(`rejects in a worker thread ${what}`, async () => {
       const w = new TransportWorker(workerData);

@@ -1,22 +1,22 @@
 // openConnection / attachConnection: the host API any thread calls. Nothing here touches a socket: the
 // connect itself (binds, handshakes, registrations) and every loop run on the runtime worker.
 import { type EngineCoreClientConfig, type ResolvedConfig, resolveConfig } from "@vllm-engine-core/config";
-import { ClientClosedError, deserializeError, InvalidConnectionHandleError } from "@vllm-engine-core/errors";
+import { ClientClosedError, InvalidConnectionHandleError } from "@vllm-engine-core/errors";
 import { type AttachResult, isRetiring } from "../messages.js";
 import { CANCEL_CONFIRM_TIMEOUT_MS, RETIRING_RETRIES } from "../timing.js";
 import type { ConnectionHandle, RuntimeConnection } from "../types.js";
 import { ThreadConnection } from "./connection.js";
-import { linkTo, type RuntimeLink } from "./link.js";
-import { ensureRuntime, locateRuntime } from "./rendezvous.js";
+import type { Lane } from "./lane.js";
+import { openLane } from "./rendezvous.js";
 import { untilAborted } from "./until-aborted.js";
 
 /** This thread's live connections, so attaching twice returns the same object. */
 const connections = new Map<string, ThreadConnection>();
 
 /**
- * Opens a connection to the engines. Starts the runtime worker first if none is running (from a worker
- * thread, the main-thread host spawns it), then runs the whole connection path on it. Aborting `signal`
- * at any stage closes everything opened so far on the runtime and rejects with the signal's reason.
+ * Opens a connection to the engines. Starts the runtime worker first if none is running (the main-thread
+ * host spawns it), then runs the whole connection path on it. Aborting `signal` at any stage closes
+ * everything opened so far on the runtime and rejects with the signal's reason.
  */
 export async function openConnection(
   config: EngineCoreClientConfig | ResolvedConfig,
@@ -28,12 +28,12 @@ export async function openConnection(
   const { signal } = options;
   signal?.throwIfAborted();
   for (let attempt = 0; ; attempt++) {
-    const gen = await ensureRuntime(signal);
+    const lane = await untilAborted(openLane(null), signal);
     try {
-      const link = await untilAborted(linkTo(gen), signal);
-      return await connectOn(link, resolved, signal);
+      return await connectOn(lane, resolved, signal);
     } catch (error) {
-      // The runtime retired between our rendezvous and our call: ask the host for a fresh one.
+      lane.close(asError(error));
+      // The runtime retired between the rendezvous and the call: a fresh one takes the next lane.
       if (isRetiring(error) && attempt < RETIRING_RETRIES) continue;
       throw error;
     }
@@ -52,42 +52,35 @@ export async function attachConnection(handle: ConnectionHandle): Promise<Runtim
   }
   const existing = connections.get(connectionId);
   if (existing !== undefined && !existing.closed) return existing;
-  const gen = connectionId.slice(0, connectionId.indexOf(":"));
-  // Fail fast on a runtime that already ended instead of waiting for a welcome that never comes.
-  const where = await locateRuntime(gen);
-  if (!where.alive) {
-    if (where.fate.kind === "crashed") throw deserializeError(where.fate.error);
-    throw new ClientClosedError({ detail: "the connection was shut down" });
-  }
+  const lane = await openLane(connectionId.slice(0, connectionId.indexOf(":")));
   try {
-    const link = await linkTo(gen);
-    const attached = await link.call({ t: "attach", connectionId }).result;
-    return adopt(link, attached);
+    return adopt(lane, await lane.call({ t: "attach", connectionId }).result);
   } catch (error) {
-    if (isRetiring(error)) throw new ClientClosedError({ detail: "the connection was shut down" });
-    throw error;
+    const reported = isRetiring(error) ? new ClientClosedError({ detail: "the connection was shut down" }) : error;
+    lane.close(asError(reported));
+    throw reported;
   }
 }
 
 async function connectOn(
-  link: RuntimeLink,
+  lane: Lane,
   config: ResolvedConfig,
   signal: AbortSignal | undefined,
 ): Promise<RuntimeConnection> {
   signal?.throwIfAborted();
-  const { id, result } = link.call({ t: "connect", config });
-  if (signal === undefined) return adopt(link, await result);
+  const { id, result } = lane.call({ t: "connect", config });
+  if (signal === undefined) return adopt(lane, await result);
   return new Promise<RuntimeConnection>((resolve, reject) => {
     const onAbort = () => {
       // Cancel on the runtime and wait (bounded) until it confirms: by then every socket it opened is
       // closed, so the caller can bind the same addresses right away.
-      link.post({ t: "cancel", id });
+      lane.post({ t: "cancel", id });
       const giveUp = setTimeout(() => reject(signal.reason), CANCEL_CONFIRM_TIMEOUT_MS);
       result.then(
-        async (value) => {
+        async () => {
           // The connect finished before the cancel reached the runtime: close what it opened.
           try {
-            await link.call({ t: "shutdown", connectionId: value.connectionId }).result;
+            await lane.call({ t: "shutdown" }).result;
           } catch {
             // Already gone.
           }
@@ -105,7 +98,7 @@ async function connectOn(
       (value) => {
         if (signal.aborted) return;
         signal.removeEventListener("abort", onAbort);
-        resolve(adopt(link, value));
+        resolve(adopt(lane, value));
       },
       (error: unknown) => {
         if (signal.aborted) return;
@@ -116,17 +109,25 @@ async function connectOn(
   });
 }
 
-function adopt(link: RuntimeLink, attached: AttachResult): ThreadConnection {
+function adopt(lane: Lane, attached: AttachResult): ThreadConnection {
   const { connectionId } = attached;
   const existing = connections.get(connectionId);
-  if (existing !== undefined && !existing.closed) return existing;
-  const connection = new ThreadConnection(link, attached, () => {
+  if (existing !== undefined && !existing.closed) {
+    // Attached twice at once: the first lane serves this thread; the second one closes.
+    lane.close(new ClientClosedError({ detail: "this thread is already attached to the connection" }));
+    return existing;
+  }
+  const connection = new ThreadConnection(lane, attached, () => {
     if (connections.get(connectionId) === connection) connections.delete(connectionId);
   });
   connections.set(connectionId, connection);
   // Tells the runtime this thread holds the connection now (an unadopted one dies with its opener).
-  link.post({ t: "adopt", connectionId });
+  lane.post({ t: "adopt" });
   return connection;
+}
+
+function asError(error: unknown): Error {
+  return error instanceof Error ? error : new Error(String(error));
 }
 
 function describeValue(value: unknown): string {

@@ -1,12 +1,11 @@
-// This thread's view of one connection: the sinks of the requests it submitted, the connection's health,
-// and the calls it makes to the runtime. Output frames arrive on the link when they name at least one of
-// this thread's requests, with each output's slot here (-1 for another thread's), and are decoded here.
-
+// This thread's view of one connection: the sinks of the streams it submitted (a dense slot table; the
+// runtime owns each request's state and names this thread's requests by their slot here), the connection's
+// health, and the calls this thread makes on its lane.
 import {
   ClientClosedError,
-  DuplicateRequestIdError,
   deserializeError,
   RequestStreamClosedError,
+  RuntimeCrashedError,
   serializeError,
 } from "@vllm-engine-core/errors";
 import {
@@ -16,10 +15,9 @@ import {
   encodeAddRequest,
   type OutputMessage,
   ProtocolError,
-  readOutputRoute,
   type UtilityOutput,
 } from "@vllm-engine-core/protocol";
-import { type AttachResult, ownedFrame, packArgs, type ToHost, unpackUtilityOutput } from "../messages.js";
+import { type AttachResult, ownedFrame, packArgs, type RequestRef, unpackUtilityOutput } from "../messages.js";
 import type {
   ConnectionDiagnostics,
   ConnectionHandle,
@@ -28,13 +26,12 @@ import type {
   RuntimeConnection,
   UtilityCallOptions,
 } from "../types.js";
-import type { LinkedConnection, RuntimeLink } from "./link.js";
+import type { Lane, LaneEvent, LaneOwner } from "./lane.js";
 import { type SchedulerStatsListener, SchedulerStatsListeners } from "./stats-listeners.js";
 import { untilAborted } from "./until-aborted.js";
 
-interface LiveRequest {
+interface Stream {
   readonly requestId: string;
-  /** Its index in #slots: forwarded frames name the request by it (see ToHost "frames"). */
   readonly slot: number;
   readonly sink: RequestSink;
   /** Who submitted it on this thread (RuntimeConnection.release ends what one owner submitted). */
@@ -49,34 +46,34 @@ interface LiveRequest {
   failing: boolean;
 }
 
-type LinkMessage = Extract<ToHost, { c: string }>;
+type FramesEvent = Extract<LaneEvent, { t: "frames" }>;
 
-export class ThreadConnection implements RuntimeConnection, LinkedConnection {
+export class ThreadConnection implements RuntimeConnection, LaneOwner {
   readonly info: ConnectionInfo;
   readonly handle: ConnectionHandle;
-  readonly #link: RuntimeLink;
-  readonly #id: string;
-  readonly #requests = new Map<string, LiveRequest>();
-  /** The same requests by slot; freed slots are reused (#freeSlots). */
-  readonly #slots: (LiveRequest | undefined)[] = [];
+  readonly #lane: Lane;
+  /** This thread's live streams by slot; freed slots are reused (#freeSlots). */
+  readonly #slots: (Stream | undefined)[] = [];
   readonly #freeSlots: number[] = [];
   /** Who retained the connection on this thread (see RuntimeConnection.retain). */
   readonly #owners = new Set<object>();
   readonly #healthListeners = new Set<(error: Error) => void>();
-  readonly #statsListeners = new SchedulerStatsListeners(); // issue 12
+  readonly #statsListeners = new SchedulerStatsListeners();
   readonly #onGone: () => void;
   #health: Error | undefined;
   #closed: Error | undefined;
   #shuttingDown: Promise<void> | undefined;
 
-  constructor(link: RuntimeLink, attached: AttachResult, onGone: () => void) {
-    this.#link = link;
-    this.#id = attached.connectionId;
+  constructor(lane: Lane, attached: AttachResult, onGone: () => void) {
+    this.#lane = lane;
     this.#onGone = onGone;
     this.info = attached.info;
     this.handle = Object.freeze({ connectionId: attached.connectionId, __vllmConnectionHandle: 1 as const });
     if (attached.health !== null) this.#health = deserializeError(attached.health);
-    link.register(this.#id, this);
+    lane.setOwner(this);
+    lane.whenClosedSilently(
+      () => new RuntimeCrashedError({ reason: "the runtime thread ended without closing the connection" }),
+    );
   }
 
   get healthError(): Error | undefined {
@@ -103,52 +100,45 @@ export class ThreadConnection implements RuntimeConnection, LinkedConnection {
   ): Promise<{ engineIndex: number }> {
     this.#assertOpen();
     const { requestId } = request;
-    if (this.#requests.has(requestId)) throw new DuplicateRequestIdError({ requestId });
     // Encoded once, here: it validates the request on the caller's thread and keeps the runtime thread
     // free (with a DP coordinator the runtime only stamps the current wave into these bytes).
     const frames = encodeAddRequest(request).map(ownedFrame);
     const slot = this.#freeSlots.pop() ?? this.#slots.length;
-    const live: LiveRequest = {
+    const stream: Stream = {
       requestId,
       slot,
       sink,
       owner: options.owner,
       engineIndex: -1,
-      release: this.#link.hold(),
+      release: this.#lane.hold(),
       failing: false,
     };
-    this.#requests.set(requestId, live);
-    this.#slots[slot] = live;
+    this.#slots[slot] = stream;
     try {
-      const reply = await this.#link.call({
+      // The runtime checks the id (DuplicateRequestIdError), picks the engine and sends the ADD.
+      const reply = await this.#lane.call({
         t: "submit",
-        connectionId: this.#id,
         requestId,
         slot,
         dataParallelRank: request.dataParallelRank ?? null,
         frames,
       }).result;
-      live.engineIndex = reply.engineIndex;
+      stream.engineIndex = reply.engineIndex;
       return { engineIndex: reply.engineIndex };
     } catch (error) {
-      this.#drop(live);
+      this.#end(stream);
       throw error;
     }
   }
 
   async abort(requestIds: readonly string[]): Promise<string[]> {
     this.#assertOpen();
-    // This thread's sinks end at once; outputs already on their way are dropped. The one place a request of
-    // this thread is finalised by its own abort (other threads' aborts arrive as ToHost "aborted").
-    for (const requestId of requestIds) {
-      const live = this.#requests.get(requestId);
-      if (live !== undefined && this.#drop(live)) safely(() => live.sink.aborted(live.engineIndex));
+    // This thread's sinks end at once; outputs already on their way are dropped.
+    const ids = new Set(requestIds);
+    for (const stream of this.#streams()) {
+      if (ids.has(stream.requestId) && this.#end(stream)) safely(() => stream.sink.aborted(stream.engineIndex));
     }
-    const result = await this.#link.call({
-      t: "abort",
-      connectionId: this.#id,
-      requestIds: [...requestIds],
-    }).result;
+    const result = await this.#lane.call({ t: "abort", requestIds: [...requestIds] }).result;
     return result.live.map(([requestId]) => requestId);
   }
 
@@ -159,10 +149,10 @@ export class ThreadConnection implements RuntimeConnection, LinkedConnection {
 
   async release(owner: object, error: Error): Promise<void> {
     const owned: string[] = [];
-    for (const live of [...this.#requests.values()]) {
-      if (live.owner !== owner || !this.#drop(live)) continue;
-      owned.push(live.requestId);
-      safely(() => live.sink.fail(error));
+    for (const stream of this.#streams()) {
+      if (stream.owner !== owner || !this.#end(stream)) continue;
+      owned.push(stream.requestId);
+      safely(() => stream.sink.fail(error));
     }
     // The last owner that retained the connection here: the thread is done with it (detach aborts what is
     // left of this thread's requests on the runtime).
@@ -172,7 +162,7 @@ export class ThreadConnection implements RuntimeConnection, LinkedConnection {
     }
     if (owned.length === 0 || this.#closed !== undefined) return;
     try {
-      await this.#link.call({ t: "abort", connectionId: this.#id, requestIds: owned }).result;
+      await this.#lane.call({ t: "abort", requestIds: owned }).result;
     } catch {
       // The connection or the runtime is gone: nothing left to abort.
     }
@@ -188,37 +178,36 @@ export class ThreadConnection implements RuntimeConnection, LinkedConnection {
     signal?.throwIfAborted();
     // The runtime owns the pending call: it runs the timeout (it knows which engines have not answered)
     // and, on a cancel, forgets the call so that a late reply is recognised as such.
-    const { id, result } = this.#link.call({
+    const { id, result } = this.#lane.call({
       t: "utility",
-      connectionId: this.#id,
       method,
       args: [...args].map(packArgs),
       timeoutMs: timeoutMs ?? null,
     });
     const replies = await (signal === undefined
       ? result
-      : untilAborted(result, signal, () => this.#link.post({ t: "cancel", id })));
+      : untilAborted(result, signal, () => this.#lane.post({ t: "cancel", id })));
     return replies.map(({ engineIndex, output }) => ({ engineIndex, output: unpackUtilityOutput(output) }));
   }
 
   async diagnostics(): Promise<ConnectionDiagnostics> {
     this.#assertOpen();
-    const { lastProtocolError, ...counters } = await this.#link.call({
-      t: "diagnostics",
-      connectionId: this.#id,
-    }).result;
+    const { lastProtocolError, ...counters } = await this.#lane.call({ t: "diagnostics" }).result;
     const error = lastProtocolError === null ? null : deserializeError(lastProtocolError);
     return { ...counters, lastProtocolError: error instanceof ProtocolError ? error : null };
   }
 
   async detach(): Promise<void> {
     if (this.#closed !== undefined) return;
-    this.#close(new ClientClosedError({ detail: "this thread detached from the connection" }), false);
+    const error = new ClientClosedError({ detail: "this thread detached from the connection" });
+    this.#close(error, false);
     try {
-      await this.#link.call({ t: "detach", connectionId: this.#id }).result;
+      // Confirmed: this thread's requests are aborted on their engines by then.
+      await this.#lane.call({ t: "detach" }).result;
     } catch {
       // The runtime or the connection is already gone: nothing left to detach from.
     }
+    this.#lane.close(error);
   }
 
   /** Idempotent: every call resolves once the runtime closed the sockets (or the connection was closed). */
@@ -230,65 +219,68 @@ export class ThreadConnection implements RuntimeConnection, LinkedConnection {
   async #shutdown(): Promise<void> {
     if (this.#closed !== undefined) return;
     try {
-      await this.#link.call({ t: "shutdown", connectionId: this.#id }).result;
+      await this.#lane.call({ t: "shutdown" }).result;
     } catch (error) {
       // Already closed by another thread or the runtime is gone: the connection is closed either way.
-      if (this.#closed === undefined) this.#close(asError(error), true);
+      this.#close(asError(error), true);
       return;
     }
-    // The runtime's "closed" message arrived before the reply; this is the fallback if it did not.
+    // The runtime's "closed" event came before the reply; this is the fallback if it did not.
     this.#close(new ClientClosedError({ detail: "the connection was shut down" }), true);
   }
 
-  // ---- link events --------------------------------------------------------------------------
+  // ---- lane events --------------------------------------------------------------------------
 
-  onMessage(message: LinkMessage): void {
-    switch (message.t) {
-      case "frames": {
-        // The one full decode of an engine step's outputs (the runtime only read the request ids). The
-        // runtime's slots say which of this thread's requests each output names: their ids are compared, not
-        // rebuilt, and the lookup below is by slot.
-        let decoded: OutputMessage;
-        try {
-          decoded = decodeOutputMessageKnowing(message.frames, message.slots, this.#slots);
-        } catch (error) {
-          this.#undecodable(message, error);
-          return;
-        }
-        if (decoded.kind === "outputs") {
-          const { engineIndex, timestamp, outputs, finishedRequests } = decoded.outputs;
-          this.#deliver(engineIndex, timestamp, outputs, finishedRequests, message.slots);
+  onEvent(event: LaneEvent): void {
+    switch (event.t) {
+      case "frames":
+        this.#onFrames(event);
+        return;
+      case "stats":
+        this.#statsListeners.emit(event.engineIndex, event.stats);
+        return;
+      case "ended": {
+        const error = event.error === null ? undefined : deserializeError(event.error);
+        for (const [requestId, slot, engineIndex] of event.requests) {
+          const stream = this.#slots[slot];
+          if (stream === undefined || stream.requestId !== requestId || !this.#end(stream)) continue;
+          if (error === undefined) safely(() => stream.sink.aborted(engineIndex));
+          else safely(() => stream.sink.fail(error));
         }
         return;
       }
-      case "stats": // issue 12
-        this.#statsListeners.emit(message.engineIndex, message.stats);
-        return;
-      case "fail": {
-        const error = deserializeError(message.error);
-        for (const requestId of message.requestIds) this.#failRequest(requestId, error);
-        return;
-      }
-      case "aborted":
-        for (const [requestId, engineIndex] of message.live) {
-          const live = this.#requests.get(requestId);
-          if (live !== undefined && this.#drop(live)) safely(() => live.sink.aborted(engineIndex));
-        }
-        return;
       case "health":
-        this.#setHealth(deserializeError(message.error));
+        this.#setHealth(deserializeError(event.error));
         return;
       case "closed":
-        this.#close(deserializeError(message.error), true);
+        this.#close(deserializeError(event.error), true);
+        this.#lane.close(this.#closed!);
         return;
     }
   }
 
-  onRuntimeEnded(error: Error): void {
+  onEnded(error: Error): void {
     this.#close(error, true);
   }
 
   // ---- internals ----------------------------------------------------------------------------
+
+  /**
+   * The one full decode of an engine step's outputs (the runtime only read the request ids). The runtime's
+   * slots say which of this thread's streams each output names: their ids are compared, not rebuilt.
+   */
+  #onFrames(event: FramesEvent): void {
+    let decoded: OutputMessage;
+    try {
+      decoded = decodeOutputMessageKnowing(event.frames, event.slots, this.#slots);
+    } catch (error) {
+      this.#undecodable(event, error);
+      return;
+    }
+    if (decoded.kind !== "outputs") return;
+    const { engineIndex, timestamp, outputs, finishedRequests } = decoded.outputs;
+    this.#deliver(engineIndex, timestamp, outputs, finishedRequests, event.slots);
+  }
 
   #deliver(
     engineIndex: number,
@@ -298,84 +290,72 @@ export class ThreadConnection implements RuntimeConnection, LinkedConnection {
     slots: Int32Array,
   ): void {
     // Hot path (one call per engine step with up to thousands of outputs): each output goes straight to
-    // its sink, in order. The runtime named each output's request by this thread's slot, so no id is
-    // hashed here; the id comparison (the same string object when the decode matched it) guards a slot that
-    // was freed and reused since the runtime routed it.
-    const bySlot = slots.length === outputs.length;
-    for (let i = 0; i < outputs.length; i++) {
+    // its sink, in order. The id comparison (the same string object when the decode matched it) guards a
+    // slot that was freed and reused since the runtime routed the message.
+    const n = outputs.length;
+    for (let i = 0; i < n; i++) {
       const output = outputs[i]!;
-      let live: LiveRequest | undefined;
-      if (bySlot) {
-        const slot = slots[i]!;
-        if (slot < 0) continue;
-        live = this.#slots[slot];
-        if (live === undefined || live.requestId !== output.requestId) continue;
-      } else {
-        live = this.#requests.get(output.requestId); // the routing read and the decode disagree: by id
-        if (live === undefined) continue;
-      }
-      if (live.failing) continue;
-      if (output.finishReason !== null) this.#drop(live);
+      const slot = i < slots.length ? slots[i]! : -1;
+      if (slot < 0) continue;
+      const stream = this.#slots[slot];
+      if (stream === undefined || stream.requestId !== output.requestId || stream.failing) continue;
+      if (output.finishReason !== null) this.#end(stream);
       try {
-        live.sink.output(output, engineIndex, timestamp);
+        stream.sink.output(output, engineIndex, timestamp);
       } catch (error) {
         rethrowLater(error);
       }
     }
-    // Finished on the engine without a final output here (e.g. aborted by the engine): the stream closed.
-    if (finished !== null) {
-      for (const requestId of finished) {
-        const live = this.#requests.get(requestId);
-        if (live !== undefined && !live.failing && this.#drop(live)) {
-          safely(() => live.sink.fail(new RequestStreamClosedError({ requestId })));
-        }
+    // Finished on the engine without a final output (e.g. aborted by the engine): the stream closed. Their
+    // slots follow the outputs' (see ToThread "frames").
+    if (finished === null) return;
+    for (let j = 0; j < finished.length; j++) {
+      const slot = n + j < slots.length ? slots[n + j]! : -1;
+      const stream = slot < 0 ? undefined : this.#slots[slot];
+      if (stream === undefined || stream.requestId !== finished[j] || stream.failing) continue;
+      if (this.#end(stream)) {
+        safely(() => stream.sink.fail(new RequestStreamClosedError({ requestId: stream.requestId })));
       }
     }
   }
 
   /**
-   * Forwarded frames that do not decode: this thread's requests they name get nothing more, and the runtime
-   * (which owns the fault rule, runtime-thread/output-faults.ts) judges the message and fails them.
+   * Forwarded frames that do not decode: this thread's streams they name get nothing more, and the runtime
+   * (which owns the fault rule, runtime-thread/output-faults.ts) judges the message and ends them.
    */
-  #undecodable(message: Extract<LinkMessage, { t: "frames" }>, error: unknown): void {
-    const route = readOutputRoute(message.frames[0] ?? new Uint8Array(0));
-    const live: string[] = [];
-    for (const requestId of [...route.requestIds, ...(route.finishedRequests ?? [])]) {
-      const request = this.#requests.get(requestId);
-      if (request === undefined || request.failing) continue;
-      request.failing = true;
-      live.push(requestId);
+  #undecodable(event: FramesEvent, error: unknown): void {
+    const live: RequestRef[] = [];
+    for (const slot of event.slots) {
+      const stream = slot < 0 ? undefined : this.#slots[slot];
+      if (stream === undefined || stream.failing) continue;
+      stream.failing = true;
+      live.push([stream.requestId, slot, stream.engineIndex]);
     }
     const protocolError =
       error instanceof ProtocolError
         ? error
-        : new ProtocolError({
-            struct: "EngineCoreOutputs",
-            detail: asError(error).message,
-          });
-    this.#link.post({
+        : new ProtocolError({ struct: "EngineCoreOutputs", detail: asError(error).message });
+    this.#lane.post({
       t: "undecodable",
-      c: this.#id,
-      seq: message.seq,
-      senders: [...message.senders],
-      frames: message.frames,
+      seq: event.seq,
+      senders: [...event.senders],
+      frames: event.frames,
       error: serializeError(protocolError),
       live,
     });
   }
 
-  #failRequest(requestId: string, error: Error): void {
-    const live = this.#requests.get(requestId);
-    if (live !== undefined && this.#drop(live)) safely(() => live.sink.fail(error));
+  /** Every live stream (a copy: ending one while iterating is fine). */
+  #streams(): Stream[] {
+    return this.#slots.filter((stream): stream is Stream => stream !== undefined);
   }
 
-  /** Ends `live` in the registry (false when it already ended): its id and its slot are free again. */
-  #drop(live: LiveRequest): boolean {
-    if (this.#requests.get(live.requestId) !== live) return false;
-    this.#requests.delete(live.requestId);
-    this.#slots[live.slot] = undefined;
-    this.#freeSlots.push(live.slot);
-    live.release();
+  /** Ends `stream` here (false when it already ended): its slot is free again. */
+  #end(stream: Stream): boolean {
+    if (this.#slots[stream.slot] !== stream) return false;
+    this.#slots[stream.slot] = undefined;
+    this.#freeSlots.push(stream.slot);
+    stream.release();
     return true;
   }
 
@@ -389,10 +369,9 @@ export class ThreadConnection implements RuntimeConnection, LinkedConnection {
     if (this.#closed !== undefined) return;
     this.#closed = error;
     if (isHealthEvent) this.#setHealth(error);
-    for (const live of [...this.#requests.values()]) {
-      if (this.#drop(live)) safely(() => live.sink.fail(error));
+    for (const stream of this.#streams()) {
+      if (this.#end(stream)) safely(() => stream.sink.fail(error));
     }
-    this.#link.unregister(this.#id, this);
     this.#onGone();
   }
 
@@ -414,7 +393,6 @@ function safely(action: () => void): void {
   }
 }
 
-/** A sink or listener threw: surface it as an uncaught error without breaking the delivery loop. */
 function rethrowLater(error: unknown): void {
   queueMicrotask(() => {
     throw error;

@@ -2,7 +2,7 @@
 import { fileURLToPath } from "node:url";
 import { Worker } from "node:worker_threads";
 import { deserializeError } from "@vllm-engine-core/errors";
-import { RUNTIME_PROTOCOL_VERSION, RUNTIME_WORKER_MARKER } from "@vllm-engine-core/protocol";
+import { RUNTIME_WORKER_MARKER, RUNTIME_WORKER_MARKER_VALUE } from "../../src/guard.ts";
 import type { ConnectResult, WorkerCommand, WorkerEvent, WorkerMessage } from "../worker/protocol.ts";
 
 export const TEST_WORKER_PATH = fileURLToPath(
@@ -10,7 +10,7 @@ export const TEST_WORKER_PATH = fileURLToPath(
 );
 
 export function runtimeWorkerData(): Record<string, unknown> {
-  return { [RUNTIME_WORKER_MARKER]: RUNTIME_PROTOCOL_VERSION };
+  return { [RUNTIME_WORKER_MARKER]: RUNTIME_WORKER_MARKER_VALUE };
 }
 
 export class TransportWorker {
