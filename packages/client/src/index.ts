@@ -36,6 +36,8 @@ export {
   type SpecDecodingStats,
 } from "@vllm-engine-core/protocol";
 export type { ConnectionDiagnostics } from "@vllm-engine-core/runtime";
+// For a process whose worker threads connect before its main thread does (see README, "Threads").
+export { installRuntimeHost } from "@vllm-engine-core/runtime";
 export { type ClientHandle, EngineCoreClient, type PauseMode, type UtilityCallOptions } from "./client.js";
 export * from "./errors.js";
 export type { SchedulerStatsListener, SleepStateListener } from "./observability.js";

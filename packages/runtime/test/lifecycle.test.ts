@@ -37,6 +37,21 @@ function run(script: string, args: string[], timeoutMs = 30_000): Promise<Outcom
 }
 
 describe("process lifetime", () => {
+  it("importing the package installs no listener and no exit handler; the host installs its listener", async () => {
+    const outcome = await run("import-side-effects.mjs", []);
+    expect(outcome.code).toBe(0);
+    const report = JSON.parse(outcome.stdout.trim()) as Record<
+      string,
+      { exit: number; workerMessage: number }
+    >;
+    expect(report.afterImport).toEqual(report.before);
+    // The rendezvous listener; the exit handler comes with the first runtime spawned, not with the host.
+    expect(report.afterHost).toEqual({
+      exit: report.before!.exit,
+      workerMessage: report.before!.workerMessage + 1,
+    });
+  });
+
   it("exits by itself after the last connection (opened on main) is shut down", async () => {
     const outcome = await run("exit-after-close.mjs", [ipcAddress("exit-main"), "main"]);
     expect({ code: outcome.code, signal: outcome.signal, stderr: outcome.stderr }).toEqual({

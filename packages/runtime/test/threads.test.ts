@@ -253,11 +253,7 @@ describe("connections across threads", () => {
     await waitUntil(() => portInUse(hsPort!), 10_000, "handshake socket bound");
     await connecting.terminate();
     // Released once the runtime notices the thread is gone (the connect alone would wait 30 s).
-    await waitUntil(
-      async () => !(await portInUse(hsPort!)),
-      5_000,
-      "handshake port released",
-    );
+    await waitUntil(async () => !(await portInUse(hsPort!)), 5_000, "handshake port released");
 
     engines = await startEngines(transport.handshakeAddress, [{ engineIndices: [0] }]);
     const connection = await openConnection({ transport });

@@ -56,7 +56,9 @@ export async function attachConnection(handle: ConnectionHandle): Promise<Runtim
   try {
     return adopt(lane, await lane.call({ t: "attach", connectionId }).result);
   } catch (error) {
-    const reported = isRetiring(error) ? new ClientClosedError({ detail: "the connection was shut down" }) : error;
+    const reported = isRetiring(error)
+      ? new ClientClosedError({ detail: "the connection was shut down" })
+      : error;
     lane.close(asError(reported));
     throw reported;
   }

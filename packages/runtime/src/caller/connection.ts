@@ -17,7 +17,13 @@ import {
   ProtocolError,
   type UtilityOutput,
 } from "@vllm-engine-core/protocol";
-import { type AttachResult, ownedFrame, packArgs, type RequestRef, unpackUtilityOutput } from "../messages.js";
+import {
+  type AttachResult,
+  ownedFrame,
+  packArgs,
+  type RequestRef,
+  unpackUtilityOutput,
+} from "../messages.js";
 import type {
   ConnectionDiagnostics,
   ConnectionHandle,
@@ -136,7 +142,8 @@ export class ThreadConnection implements RuntimeConnection, LaneOwner {
     // This thread's sinks end at once; outputs already on their way are dropped.
     const ids = new Set(requestIds);
     for (const stream of this.#streams()) {
-      if (ids.has(stream.requestId) && this.#end(stream)) safely(() => stream.sink.aborted(stream.engineIndex));
+      if (ids.has(stream.requestId) && this.#end(stream))
+        safely(() => stream.sink.aborted(stream.engineIndex));
     }
     const result = await this.#lane.call({ t: "abort", requestIds: [...requestIds] }).result;
     return result.live.map(([requestId]) => requestId);

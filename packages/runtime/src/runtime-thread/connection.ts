@@ -2,7 +2,12 @@
 // (live-requests.ts), its engines (engines.ts), utility calls (utility-calls.ts), the routing of outputs
 // (output-router.ts), and what an engine's death or an undecodable message costs (output-faults.ts).
 import type { ResolvedConfig } from "@vllm-engine-core/config";
-import { ClientClosedError, EngineDeadError, type SerializedError, serializeError } from "@vllm-engine-core/errors";
+import {
+  ClientClosedError,
+  EngineDeadError,
+  type SerializedError,
+  serializeError,
+} from "@vllm-engine-core/errors";
 import {
   type EngineCoreOutputs,
   type OutputRoute,
@@ -149,7 +154,10 @@ export class ConnectionService implements EngineOutputSink, RoutedConnection {
     const engines = this.#engines.list;
     const outputs = await this.#utilities.call(engines, method, unpackArgs(packedArgs) as unknown[], bounds);
     // Results may hold Float64/MsgpackExt, which structured clone would flatten.
-    return engines.map((engine, i) => ({ engineIndex: engine.index, output: packArgs(outputs[i]!) as UtilityOutput }));
+    return engines.map((engine, i) => ({
+      engineIndex: engine.index,
+      output: packArgs(outputs[i]!) as UtilityOutput,
+    }));
   }
 
   diagnostics(lane: ThreadLane): ConnectionDiagnosticsWire {
@@ -242,7 +250,10 @@ export class ConnectionService implements EngineOutputSink, RoutedConnection {
     const engines = engineIndex === null ? this.#engines.list : [this.#engines.get(engineIndex)];
     for (const engine of engines) {
       if (engine === undefined) continue;
-      this.#engineDied(engine, new EngineDeadError({ engineIndex: engineIndex === null ? null : engine.index, reason }));
+      this.#engineDied(
+        engine,
+        new EngineDeadError({ engineIndex: engineIndex === null ? null : engine.index, reason }),
+      );
     }
   }
 
@@ -258,7 +269,13 @@ export class ConnectionService implements EngineOutputSink, RoutedConnection {
    */
   onForwardedUndecodable(
     lane: ThreadLane,
-    report: { seq: number; senders: readonly number[]; frames: Uint8Array[]; error: ProtocolError; live: RequestRef[] },
+    report: {
+      seq: number;
+      senders: readonly number[];
+      frames: Uint8Array[];
+      error: ProtocolError;
+      live: RequestRef[];
+    },
   ): void {
     if (this.#closed) return;
     // Those the message finished ended here before the thread could decode it: not counted by the verdict.
@@ -305,7 +322,10 @@ export class ConnectionService implements EngineOutputSink, RoutedConnection {
       const { requests, utilityCalls } = this.#engineDied(engine, engineError);
       this.diag.failedByProtocolError({ requests: requests.length, utilityCalls, engines: 1 });
       if (requests.length > 0) {
-        this.#engines.abortEvenIfDead(engine, requests.map((request) => request.requestId));
+        this.#engines.abortEvenIfDead(
+          engine,
+          requests.map((request) => request.requestId),
+        );
       }
     }
     // No live sender left: the engine was already dead, and its error is what its requests fail with.
@@ -343,6 +363,7 @@ export class ConnectionService implements EngineOutputSink, RoutedConnection {
 
   #assertAttached(lane: ThreadLane): void {
     this.#assertOpen();
-    if (!this.#lanes.has(lane)) throw new ClientClosedError({ detail: "this thread is not attached to the connection" });
+    if (!this.#lanes.has(lane))
+      throw new ClientClosedError({ detail: "this thread is not attached to the connection" });
   }
 }

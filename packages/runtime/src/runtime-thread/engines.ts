@@ -4,7 +4,12 @@
 import { EngineDeadError, InvalidDataParallelRankError } from "@vllm-engine-core/errors";
 import { encodeAbortRequest, type ProtocolError } from "@vllm-engine-core/protocol";
 import type { EngineIO } from "./engine-io.js";
-import { type EngineLoadView, leastLoaded, PublishedCountsBalancer, type ReportedLoad } from "./engine-load.js";
+import {
+  type EngineLoadView,
+  leastLoaded,
+  PublishedCountsBalancer,
+  type ReportedLoad,
+} from "./engine-load.js";
 
 export interface EngineState extends EngineLoadView {
   readonly index: number;
@@ -57,7 +62,8 @@ export class Engines {
         : undefined) ?? leastLoaded(this.list);
     if (best === undefined) {
       throw (
-        this.list[0]?.dead ?? new EngineDeadError({ engineIndex: null, reason: "the connection has no live engine" })
+        this.list[0]?.dead ??
+        new EngineDeadError({ engineIndex: null, reason: "the connection has no live engine" })
       );
     }
     return best;

@@ -118,7 +118,9 @@ export class OutputRouter {
     owner.post({ t: "frames", seq, senders, frames: owned, slots: slots! }, [slots!.buffer as ArrayBuffer]);
     if (others !== undefined) {
       for (const [lane, theirs] of others) {
-        lane.post({ t: "frames", seq, senders, frames: owned, slots: theirs }, [theirs.buffer as ArrayBuffer]);
+        lane.post({ t: "frames", seq, senders, frames: owned, slots: theirs }, [
+          theirs.buffer as ArrayBuffer,
+        ]);
       }
     }
     return true;
@@ -139,7 +141,11 @@ export class OutputRouter {
     this.#connection.consume(outputs);
     for (const output of outputs.outputs) {
       if (requests.get(output.requestId) !== undefined) continue; // cannot happen: such a message is routed
-      diag.outputForInactiveRequest(output.requestId, requests.endedHow(output.requestId), outputs.engineIndex);
+      diag.outputForInactiveRequest(
+        output.requestId,
+        requests.endedHow(output.requestId),
+        outputs.engineIndex,
+      );
     }
   }
 

@@ -79,7 +79,9 @@ export class RuntimeService {
     switch (message.t) {
       case "cancel":
         lane.connects.get(message.id)?.abort(new ConnectAbortedError({ detail: "cancelled by the caller" }));
-        lane.utilityCalls.get(message.id)?.abort(new ClientClosedError({ detail: "the caller aborted the call" }));
+        lane.utilityCalls
+          .get(message.id)
+          ?.abort(new ClientClosedError({ detail: "the caller aborted the call" }));
         return;
       case "adopt":
         lane.connection?.adopt();
@@ -297,8 +299,8 @@ export class RuntimeService {
         // The main thread is blocked until the flag flips: refuse new work (a connect already queued on a
         // lane must not open sockets after the flag), close every socket, nothing else.
         this.#retire(false);
-        void this.#closeAllSockets(new ConnectAbortedError({ detail: "the process is exiting" })).finally(() =>
-          this.#socketsGone(),
+        void this.#closeAllSockets(new ConnectAbortedError({ detail: "the process is exiting" })).finally(
+          () => this.#socketsGone(),
         );
       } else if (message?.t === "crash" && testHooks) {
         setImmediate(() => {

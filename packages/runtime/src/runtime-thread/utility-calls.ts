@@ -44,8 +44,12 @@ export class UtilityCalls {
     bounds: UtilityBounds,
   ): Promise<UtilityOutput[]> {
     // Phase 1: one call id per engine, registered before anything is sent.
-    const calls: { engine: EngineState; callId: bigint; result: Promise<UtilityOutput>; frames: Uint8Array[] }[] =
-      [];
+    const calls: {
+      engine: EngineState;
+      callId: bigint;
+      result: Promise<UtilityOutput>;
+      frames: Uint8Array[];
+    }[] = [];
     try {
       for (const engine of engines) {
         const callId = this.#nextCallId++;
