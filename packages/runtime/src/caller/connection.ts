@@ -17,13 +17,8 @@ import {
   ProtocolError,
   type UtilityOutput,
 } from "@vllm-engine-core/protocol";
-import {
-  type AttachResult,
-  ownedFrame,
-  packArgs,
-  type RequestRef,
-  unpackUtilityOutput,
-} from "../messages.js";
+import { ownedFrame, packArgs, unpackUtilityOutput } from "../cloneable.js";
+import type { AttachResult, RequestRef } from "../messages.js";
 import type {
   ConnectionDiagnostics,
   ConnectionHandle,

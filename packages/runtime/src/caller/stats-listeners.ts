@@ -1,7 +1,7 @@
 // The scheduler-stats listeners of one thread's connection: the runtime relays every engine's SchedulerStats
 // (runtime-thread/stats-relay.ts) and this thread hands them, unpacked, to each listener.
 import type { SchedulerStats } from "@vllm-engine-core/protocol";
-import { unpackArgs } from "../messages.js";
+import { unpackArgs } from "../cloneable.js";
 
 export type SchedulerStatsListener = (engineIndex: number, stats: SchedulerStats) => void;
 

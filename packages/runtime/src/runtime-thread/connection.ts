@@ -16,15 +16,14 @@ import {
   type UtilityOutput,
   withCurrentWave,
 } from "@vllm-engine-core/protocol";
-import {
-  type AbortResult,
-  type AttachResult,
-  type CallBody,
-  type ConnectionDiagnosticsWire,
-  type ConnectionInfoWire,
-  packArgs,
-  type RequestRef,
-  unpackArgs,
+import { packArgs, unpackArgs } from "../cloneable.js";
+import type {
+  AbortResult,
+  AttachResult,
+  CallBody,
+  ConnectionDiagnosticsWire,
+  ConnectionInfoWire,
+  RequestRef,
 } from "../messages.js";
 import { OutputDiagnostics } from "./diagnostics.js";
 import type { EngineIO, EngineOutputSink } from "./engine-io.js";

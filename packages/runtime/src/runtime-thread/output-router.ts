@@ -11,7 +11,7 @@ import {
   readSchedulerStats,
   type SchedulerStats,
 } from "@vllm-engine-core/protocol";
-import { ownedFrame } from "../messages.js";
+import { ownedFrame } from "../cloneable.js";
 import type { OutputDiagnostics } from "./diagnostics.js";
 import type { ThreadLane } from "./lane.js";
 import type { LiveRequests } from "./live-requests.js";
