@@ -2,8 +2,8 @@
 // the family's registry, @vllm-engine-core/errors, when the codec loads). The rest of the family is tested
 // where it is exported to users: packages/client/test/error-family.test.ts.
 import { deserializeError, serializeError, VllmEngineCoreError } from "@vllm-engine-core/errors";
+import * as protocol from "@vllm-engine-core/protocol";
 import { describe, expect, it } from "vitest";
-import * as protocol from "../src/index.js";
 import { ProtocolError } from "../src/index.js";
 
 describe("ProtocolError", () => {
