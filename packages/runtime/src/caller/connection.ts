@@ -256,7 +256,7 @@ export class ThreadConnection implements RuntimeConnection, LaneOwner {
         return;
       case "closed":
         this.#close(deserializeError(event.error), true);
-        this.#lane.close(this.#closed!);
+        this.#lane.closeWhenIdle(this.#closed!);
         return;
     }
   }

@@ -41,6 +41,8 @@ export class Lane {
   #ended: Error | undefined;
   /** What a close with no word before it means (see `whenClosedSilently`). */
   #silentCloseError: () => Error = retiringError;
+  /** Set by closeWhenIdle while calls are pending: the lane closes after the last reply. */
+  #closeWhenIdle: Error | undefined;
 
   constructor() {
     const { port1, port2 } = new MessageChannel();
@@ -109,6 +111,15 @@ export class Lane {
     this.#end(error);
   }
 
+  /**
+   * Closes the lane once no call is pending on it: a call the runtime is still finishing (a shutdown that
+   * waits for the sockets to close) gets its reply first.
+   */
+  closeWhenIdle(error: Error): void {
+    if (this.#pending.size === 0) this.#end(error);
+    else this.#closeWhenIdle = error;
+  }
+
   #receive(message: ToThread): void {
     switch (message.t) {
       case "ok":
@@ -129,6 +140,7 @@ export class Lane {
     this.#pending.delete(reply.id);
     if (reply.t === "ok") call.resolve(reply.value);
     else call.reject(deserializeError(reply.error));
+    if (this.#closeWhenIdle !== undefined && this.#pending.size === 0) this.#end(this.#closeWhenIdle);
   }
 
   #end(error: Error): void {
