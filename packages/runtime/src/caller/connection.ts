@@ -1,6 +1,5 @@
-// This thread's view of one connection: the sinks of the streams it submitted (a dense slot table; the
-// runtime owns each request's state and names this thread's requests by their slot here), the connection's
-// health, and the calls this thread makes on its lane.
+// This thread's view of one connection: a dense slot table of its streams' sinks (the runtime owns each
+// request and names this thread's by their slot), the connection's health, and the calls on its lane.
 import {
   ClientClosedError,
   deserializeError,
@@ -10,7 +9,7 @@ import {
 } from "@vllm-engine-core/errors";
 import {
   decodeOutputMessageKnowing,
-  type EngineCoreOutput,
+  type EngineCoreOutputs,
   type EngineCoreRequest,
   encodeAddRequest,
   type OutputMessage,
@@ -279,18 +278,11 @@ export class ThreadConnection implements RuntimeConnection, LaneOwner {
       this.#undecodable(event, error);
       return;
     }
-    if (decoded.kind !== "outputs") return;
-    const { engineIndex, timestamp, outputs, finishedRequests } = decoded.outputs;
-    this.#deliver(engineIndex, timestamp, outputs, finishedRequests, event.slots);
+    if (decoded.kind === "outputs") this.#deliver(decoded.outputs, event.slots);
   }
 
-  #deliver(
-    engineIndex: number,
-    timestamp: number,
-    outputs: readonly EngineCoreOutput[],
-    finished: readonly string[] | null,
-    slots: Int32Array,
-  ): void {
+  #deliver(step: EngineCoreOutputs, slots: Int32Array): void {
+    const { engineIndex, timestamp, outputs, finishedRequests: finished } = step;
     // Hot path (one call per engine step with up to thousands of outputs): each output goes straight to
     // its sink, in order. The id comparison (the same string object when the decode matched it) guards a
     // slot that was freed and reused since the runtime routed the message.
