@@ -1,6 +1,7 @@
-// `pnpm check:boundaries`: exits 1 and lists every violation of the boundary policy (see policy.ts).
+// `pnpm check:boundaries`: exits 1 and lists every violation of the boundary rules (../.dependency-cruiser.cjs
+// and manifests.ts). `--root DIR` checks another tree.
 import { fileURLToPath } from "node:url";
-import { checkRepository, formatViolations } from "./check.js";
+import { checkBoundaries, formatViolations } from "./check.js";
 
 const rootArg = process.argv.indexOf("--root");
 const root =
@@ -8,12 +9,12 @@ const root =
     ? process.argv[rootArg + 1]!
     : fileURLToPath(new URL("../../..", import.meta.url));
 
-const { violations, scannedFiles } = checkRepository(root);
+const { violations, scannedFiles } = await checkBoundaries(root);
 if (violations.length > 0) {
   console.error(
     `check:boundaries: ${violations.length} violation(s) in ${root}:\n${formatViolations(violations)}`,
   );
   process.exitCode = 1;
 } else {
-  console.log(`check:boundaries: ${scannedFiles.length} files checked, no violations.`);
+  console.log(`check:boundaries: ${scannedFiles.length} files checked by dependency-cruiser, no violations.`);
 }

@@ -1,10 +1,10 @@
 export {
   type CheckResult,
-  checkRepository,
+  CONFIG,
+  checkBoundaries,
   formatViolations,
   type ImportViolation,
-  type ManifestViolation,
+  scanRoots,
   type Violation,
 } from "./check.js";
-export { findImports, type ImportSite } from "./imports.js";
-export { IMPORT_RULES, type ImportRule, MANIFEST_RULES, SCAN_ROOTS } from "./policy.js";
+export { checkManifests, MANIFEST_RULES, type ManifestViolation } from "./manifests.js";
