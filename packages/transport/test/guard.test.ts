@@ -1,7 +1,7 @@
 import { resolveConfig } from "@vllm-engine-core/config";
 import { TransportOutsideRuntimeError } from "@vllm-engine-core/errors";
-import { RUNTIME_WORKER_MARKER, RUNTIME_WORKER_MARKER_VALUE } from "../src/guard.ts";
 import { afterAll, describe, expect, it } from "vitest";
+import { RUNTIME_WORKER_MARKER, RUNTIME_WORKER_MARKER_VALUE } from "../src/guard.ts";
 import { connectTransport } from "../src/index.ts";
 import { freeTcpAddress, ipcDir } from "./helpers/addresses.ts";
 import { useCleanups } from "./helpers/cleanup.ts";
