@@ -245,13 +245,16 @@ export class RuntimeService {
     if (this.#connections.size === 0 && this.#connectsInFlight.size === 0) this.#socketsGone();
     clearInterval(this.#keepAlive);
     this.#clearIdleRetire();
-    // Lanes still open (their connect or attach raced with the retirement) are told to go elsewhere.
-    const retiring = serializeError(retiringError());
-    for (const lane of this.#lanes) {
-      if (lane.connection === undefined) lane.post({ t: "gone", error: retiring });
-      lane.close();
-    }
-    this.#lanes.clear();
+    // Lanes still open (a connect or attach that raced with the retirement) are told to go elsewhere; after
+    // the replies already on their way (a failed connect's error is settled in this tick's microtasks).
+    setImmediate(() => {
+      const retiring = serializeError(retiringError());
+      for (const lane of this.#lanes) {
+        if (lane.connection === undefined) lane.post({ t: "gone", error: retiring });
+        lane.close();
+      }
+      this.#lanes.clear();
+    });
   }
 
   #crash(error: unknown): void {
