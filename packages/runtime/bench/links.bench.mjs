@@ -1,11 +1,11 @@
 // BroadcastChannel link vs a MessagePort per peer, measured between two threads of this process (the
-// decision and the figures are in the README, "Links"). Each figure: one worker thread, N messages of two
+// figures behind the README's "Port lanes instead of BroadcastChannels"). Each figure: one worker thread, N messages of two
 // frames (300 B + 40 B, an engine step of a few outputs), worker → main.
 //   throughput: messages/s received on the main thread (BroadcastChannel, port with clone, port with
 //     transfer of the frames' buffers);
 //   latency: ping-pong round trip main → worker → main, p50 / p99 over PINGS rounds;
 //   dead-thread detection: time from worker.terminate() until the main side can tell (a port emits
-//     "close"; a BroadcastChannel never tells: the runtime needs the sentinel's heartbeat, 2 s).
+//     "close"; a BroadcastChannel never tells: the previous design needed a sentinel's heartbeat, 2 s).
 // Run: node packages/runtime/bench/links.bench.mjs
 import { BroadcastChannel, MessageChannel, Worker } from "node:worker_threads";
 

@@ -4,7 +4,7 @@
 // what the engine → consumer latency pays. Worker → main, one message every GAP_MS, SIZE bytes of frames
 // (an engine step of 256 outputs is ~8 KB, of 1,024 ~32 KB), latency = receive time − send time (one clock:
 // performance.timeOrigin + performance.now() on both threads), p50 / p90 / p99 over N messages.
-//   bc: BroadcastChannel (today's link); port-clone / port-transfer: a MessagePort (frames cloned /
+//   bc: BroadcastChannel (the previous design's link); port-clone / port-transfer: a MessagePort (frames cloned /
 //   their buffer transferred); sab: the bytes written into a SharedArrayBuffer and the receiver woken by
 //   Atomics.notify → Atomics.waitAsync (copied out on receipt).
 // Run: node packages/runtime/bench/wake.bench.mjs   (SIZE=32000 N=400 GAP_MS=10 to change)

@@ -119,7 +119,7 @@ describe("runtime crash", () => {
     await expect(withTimeout(connecting, 10_000, "connect failure")).rejects.toBeInstanceOf(
       RuntimeCrashedError,
     );
-    // Closed by the runtime itself, well before the supervisor's 5 s terminate() fallback (which, with a
+    // Closed by the runtime itself, well before the host's 5 s terminate() fallback (which, with a
     // receive still pending on the handshake socket, would abort this whole process).
     await withTimeout(untilBindable(handshakeAddress), 3_000, "handshake address released");
   });
