@@ -1,5 +1,5 @@
-// Messages between a bench scenario's main thread and its consumer worker.
-import type { ClientHandle } from "@vllm-engine-core/client";
+// The bench's own messages between a scenario's main thread and its consumer worker, on top of the
+// attach / close / marker ones every consumer worker shares (the probe's ConsumerControl, ConsumerNotice).
 import type { Summary } from "@vllm-engine-core/probe";
 import type { FastStreamsWindow } from "./fast-window.js";
 import type { WindowPhase } from "./window.js";
@@ -47,10 +47,7 @@ export type ConsumerRun =
 /** Phases of the slow-reader run, announced as they start (the main thread samples CPU per phase). */
 export type SlowReaderPhase = "baseline-before" | "slow" | "baseline-after" | "slow-reader-done";
 
-export type ToConsumer =
-  | { type: "attach"; handle: ClientHandle }
-  | { type: "run"; run: ConsumerRun }
-  | { type: "close" };
+export type ToConsumer = { type: "run"; run: ConsumerRun };
 
 export interface ThroughputOutcome {
   tokens: number;
@@ -89,12 +86,8 @@ export interface SlowReaderOutcome {
 }
 
 export type FromConsumer =
-  | { type: "marker"; fd: number | undefined }
-  | { type: "attached" }
   | { type: "phase"; phase: WindowPhase | SlowReaderPhase }
   | { type: "memory"; usage: MemoryUsage }
   | { type: "throughput"; outcome: ThroughputOutcome }
   | { type: "latency"; outcome: LatencyOutcome }
-  | { type: "slow-reader"; outcome: SlowReaderOutcome }
-  | { type: "closed" }
-  | { type: "error"; message: string; stack: string | undefined };
+  | { type: "slow-reader"; outcome: SlowReaderOutcome };

@@ -2,14 +2,14 @@
 // and runs the streams on this thread (neither the caller nor the runtime). Never loads zeromq.
 import { performance } from "node:perf_hooks";
 import { setTimeout as sleep } from "node:timers/promises";
-import { parentPort } from "node:worker_threads";
-import { EngineCoreClient, type EngineCoreOutputStream } from "@vllm-engine-core/client";
+import type { EngineCoreClient, EngineCoreOutputStream } from "@vllm-engine-core/client";
 import { instrument } from "@vllm-engine-core/metrics";
 import {
+  type ConsumerContext,
   callRequest,
-  createThreadMarker,
   monotonicNowMs,
   SampleBuffer,
+  serveConsumer,
   streamRequestIds,
   summarize,
 } from "@vllm-engine-core/probe";
@@ -25,12 +25,8 @@ import { LogHistogram } from "./histogram.js";
 import { CREDIT_STEPS, CreditWriter } from "./replay/credit.js";
 import { MeasureWindow } from "./window.js";
 
-if (parentPort === null) throw new Error("consumer-worker.js must run as a worker thread");
-const port = parentPort;
-const post = (m: FromConsumer) => port.postMessage(m);
+type Context = ConsumerContext<FromConsumer>;
 
-const marker = await createThreadMarker();
-let client: EngineCoreClient | undefined;
 let runCounter = 0;
 
 /** Memory of this thread's heap (and the process RSS), after a full GC when the process runs with --expose-gc. */
@@ -46,17 +42,24 @@ function memoryUsage(): MemoryUsage {
   };
 }
 
-async function openStreams(ids: readonly string[], maxTokens: number): Promise<EngineCoreOutputStream[]> {
+async function openStreams(
+  client: EngineCoreClient,
+  ids: readonly string[],
+  maxTokens: number,
+): Promise<EngineCoreOutputStream[]> {
   const streams: EngineCoreOutputStream[] = [];
   // Submissions are round trips to the runtime: keep a bounded number in flight.
   for (let i = 0; i < ids.length; i += 256) {
-    const batch = ids.slice(i, i + 256).map((id) => client!.call(callRequest(id, maxTokens)));
+    const batch = ids.slice(i, i + 256).map((id) => client.call(callRequest(id, maxTokens)));
     streams.push(...(await Promise.all(batch)));
   }
   return streams;
 }
 
-async function windowed(run: Extract<ConsumerRun, { kind: "throughput" | "latency" }>): Promise<void> {
+async function windowed(
+  { client, post }: Context,
+  run: Extract<ConsumerRun, { kind: "throughput" | "latency" }>,
+): Promise<void> {
   const ids =
     run.kind === "throughput"
       ? streamRequestIds("load", run.streams)
@@ -111,12 +114,12 @@ async function windowed(run: Extract<ConsumerRun, { kind: "throughput" | "latenc
       if (run.kind === "latency") delays.add(monotonicNowMs() - stream.lastTimestamp * 1000);
     }
   };
-  const metrics = run.kind === "throughput" && run.metrics ? instrument(client!) : undefined;
-  const streams = await openStreams(ids, run.maxTokens);
+  const metrics = run.kind === "throughput" && run.metrics ? instrument(client) : undefined;
+  const streams = await openStreams(client, ids, run.maxTokens);
   const loops = streams.map(consume);
   await closed;
   clearInterval(watchdog);
-  await client!.abort(ids);
+  await client.abort(ids);
   await Promise.all(loops);
   credit?.close();
   if (metrics !== undefined) {
@@ -130,7 +133,10 @@ async function windowed(run: Extract<ConsumerRun, { kind: "throughput" | "latenc
   }
 }
 
-async function openAndHold(run: Extract<ConsumerRun, { kind: "open-streams" }>): Promise<void> {
+async function openAndHold(
+  { client, post }: Context,
+  run: Extract<ConsumerRun, { kind: "open-streams" }>,
+): Promise<void> {
   const ids = streamRequestIds(`open-${++runCounter}`, run.streams);
   let flowing = 0;
   let allFlowing: () => void = () => undefined;
@@ -146,11 +152,11 @@ async function openAndHold(run: Extract<ConsumerRun, { kind: "open-streams" }>):
     }
   };
   post({ type: "memory", usage: memoryUsage() }); // baseline: attached, no stream open yet
-  const loops = (await openStreams(ids, run.maxTokens)).map(consume);
+  const loops = (await openStreams(client, ids, run.maxTokens)).map(consume);
   await ready;
   await sleep(run.settleMs);
   post({ type: "memory", usage: memoryUsage() });
-  await client!.abort(ids);
+  await client.abort(ids);
   await Promise.all(loops);
 }
 
@@ -162,7 +168,10 @@ const SETTLED_P90_MS = 20;
  * warm-up, baseline window, slow window (the extra stream read once every `slowReadEveryMs`), baseline
  * window again (the second baseline shows drift: other work on the machine, the engine warming up).
  */
-async function slowReader(run: Extract<ConsumerRun, { kind: "slow-reader" }>): Promise<void> {
+async function slowReader(
+  { client, post }: Context,
+  run: Extract<ConsumerRun, { kind: "slow-reader" }>,
+): Promise<void> {
   const ids = streamRequestIds(`slow-${++runCounter}`, run.streams + 1);
   // Allocated before the first memory sample: recording the fast streams costs no memory while measured.
   const before = new FastWindowRecorder(run.streams);
@@ -181,7 +190,7 @@ async function slowReader(run: Extract<ConsumerRun, { kind: "slow-reader" }>): P
   const firstOutput = () => {
     if (++flowing === run.streams + 1) allFlowing();
   };
-  const streams = await openStreams(ids, run.maxTokens);
+  const streams = await openStreams(client, ids, run.maxTokens);
   const slow = streams.pop()!;
   const fast = streams.map(async (stream, index) => {
     let streamTokens = 0;
@@ -279,7 +288,7 @@ async function slowReader(run: Extract<ConsumerRun, { kind: "slow-reader" }>): P
   post({ type: "phase", phase: "slow-reader-done" });
 
   stop = true;
-  await client!.abort(ids);
+  await client.abort(ids);
   await Promise.all([...fast, slowLoop]);
   post({
     type: "slow-reader",
@@ -301,31 +310,8 @@ async function slowReader(run: Extract<ConsumerRun, { kind: "slow-reader" }>): P
   });
 }
 
-async function handle(message: ToConsumer): Promise<void> {
-  switch (message.type) {
-    case "attach":
-      client = await EngineCoreClient.attach(message.handle);
-      post({ type: "attached" });
-      return;
-    case "run":
-      if (client === undefined) throw new Error("run before attach");
-      if (message.run.kind === "throughput" || message.run.kind === "latency") await windowed(message.run);
-      else if (message.run.kind === "open-streams") await openAndHold(message.run);
-      else await slowReader(message.run);
-      return;
-    case "close":
-      await client?.detach();
-      await marker?.close();
-      post({ type: "closed" });
-      port.close();
-      return;
-  }
-}
-
-port.on("message", (message: ToConsumer) => {
-  handle(message).catch((error: unknown) => {
-    const e = error instanceof Error ? error : new Error(String(error));
-    post({ type: "error", message: `${e.name}: ${e.message}`, stack: e.stack });
-  });
+await serveConsumer<ToConsumer, FromConsumer>(async ({ run }, context) => {
+  if (run.kind === "throughput" || run.kind === "latency") await windowed(context, run);
+  else if (run.kind === "open-streams") await openAndHold(context, run);
+  else await slowReader(context, run);
 });
-post({ type: "marker", fd: marker?.fd });

@@ -6,8 +6,7 @@ import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node
 import { loadavg } from "node:os";
 import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { parseArgs } from "node:util";
-import { machineInfo, type Summary } from "@vllm-engine-core/probe";
+import { machineInfo, parseToolArgs, runScenarioProcess, type Summary } from "@vllm-engine-core/probe";
 import { renderProfile } from "./profile.js";
 import {
   type BenchDocument,
@@ -32,20 +31,13 @@ const HELP = `usage: bench [--quick] [--skip-probe] [--profile] [--only throughp
   --profile     also profile the product's and the ceiling's working threads (replay engine, 1024 streams)
   --only        run only these sections (the rest is left out of the results)`;
 
-const { values } = parseArgs({
-  options: {
-    quick: { type: "boolean" },
-    "skip-probe": { type: "boolean" },
-    profile: { type: "boolean" },
-    only: { type: "string" },
-    "out-dir": { type: "string" },
-    help: { type: "boolean" },
-  },
+const values = parseToolArgs(HELP, {
+  quick: { type: "boolean" },
+  "skip-probe": { type: "boolean" },
+  profile: { type: "boolean" },
+  only: { type: "string" },
+  "out-dir": { type: "string" },
 });
-if (values.help) {
-  console.log(HELP);
-  process.exit(0);
-}
 
 const here = dirname(fileURLToPath(import.meta.url));
 const repoRoot = resolve(here, "..", "..", "..");
@@ -66,36 +58,12 @@ function log(line: string): void {
 const SCENARIO_TIMEOUT_MS = 120_000;
 const errors: string[] = [];
 
-function runNode<T>(args: string[], label: string): Promise<T> {
-  return new Promise((resolveRun, reject) => {
-    const child = spawn(process.execPath, args, { stdio: ["ignore", "pipe", "inherit"] });
-    let stdout = "";
-    let timedOut = false;
-    const timer = setTimeout(() => {
-      timedOut = true;
-      child.kill("SIGKILL");
-    }, SCENARIO_TIMEOUT_MS);
-    child.stdout.setEncoding("utf8").on("data", (d: string) => {
-      stdout += d;
-    });
-    child.once("error", reject);
-    child.once("exit", (code, signal) => {
-      clearTimeout(timer);
-      const last = stdout.trim().split("\n").pop();
-      if (timedOut)
-        reject(new Error(`${label} did not finish within ${SCENARIO_TIMEOUT_MS / 1000} s and was killed`));
-      else if (code !== 0 || !last)
-        reject(new Error(`${label} failed (exit code ${code}, signal ${signal})`));
-      else resolveRun(JSON.parse(last) as T);
-    });
-  });
-}
-
 function scenario<T>(name: string, config: object, nodeFlags: string[] = []): Promise<T> {
-  return runNode<T>(
-    [...nodeFlags, join(here, "scenario-main.js"), name, JSON.stringify(config)],
-    `scenario ${name}`,
-  );
+  return runScenarioProcess<T>(join(here, "scenario-main.js"), name, config, {
+    label: `scenario ${name}`,
+    nodeFlags,
+    timeoutMs: SCENARIO_TIMEOUT_MS,
+  });
 }
 
 /** Runs a step; a failure is recorded in the results (and printed) instead of ending the bench. */

@@ -2,7 +2,7 @@
 // Runs one scenario in a fresh process (clean heap, threads and sockets) and prints its result as one
 // JSON line on stdout. Used by main.ts; also handy alone:
 //   node dist/scenario-main.js throughput-product '{"streams":256,"warmupMs":500,"measureMs":3000}'
-import { measureFloor } from "@vllm-engine-core/probe";
+import { measureFloor, runScenarioFromArgv, type ScenarioRegistry } from "@vllm-engine-core/probe";
 import { ceilingThroughput, directLatency } from "./scenarios/direct.js";
 import { recordLoad } from "./scenarios/load-engine.js";
 import {
@@ -15,8 +15,7 @@ import {
 import { pythonThroughput } from "./scenarios/python.js";
 import { serverBench } from "./scenarios/server.js";
 
-// biome-ignore lint/suspicious/noExplicitAny: configs are checked by each scenario's own parameter type
-const SCENARIOS: Record<string, (config: any) => Promise<unknown>> = {
+const SCENARIOS: ScenarioRegistry = {
   "throughput-product": productThroughput,
   "throughput-product-metrics": productMetricsThroughput,
   "throughput-ceiling": ceilingThroughput,
@@ -30,10 +29,4 @@ const SCENARIOS: Record<string, (config: any) => Promise<unknown>> = {
   server: serverBench,
 };
 
-const [name, config] = process.argv.slice(2);
-const scenario = name === undefined ? undefined : SCENARIOS[name];
-if (scenario === undefined) {
-  throw new Error(`usage: scenario-main <${Object.keys(SCENARIOS).join("|")}> '<json config>'`);
-}
-const result = await scenario(JSON.parse(config ?? "{}"));
-process.stdout.write(`${JSON.stringify(result)}\n`);
+await runScenarioFromArgv(SCENARIOS);

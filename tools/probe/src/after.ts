@@ -1,30 +1,21 @@
 // "After": the product. The connecting thread calls EngineCoreClient.connect() (all sockets on the runtime
 // worker), a third thread attaches with the handle and consumes; the connecting thread is then blocked.
 import { setTimeout as sleep } from "node:timers/promises";
-import { Worker } from "node:worker_threads";
-import { EngineCoreClient } from "@vllm-engine-core/client";
 import type { PhaseOptions, PhaseResult } from "./before.js";
 import { CONNECTING_LABEL } from "./before.js";
 import { type BlockedDelayResult, measureBlockedDelay, type StreamingSession } from "./blocked.js";
+import { type AttachedConsumer, ConsumerThread, withAttachedConsumer } from "./consumer/thread.js";
 import type { FromConsumer, ToConsumer } from "./consumer-protocol.js";
 import { startProbeEngine } from "./engine.js";
 import { freeTcpPort } from "./net.js";
 import { analyzeDescriptors, baselineEventfdsOf, type ThreadMarker } from "./procfs/analyze.js";
 import { type DescriptorPhase, describePhase } from "./procfs/phase.js";
 import { readProcSnapshot } from "./procfs/snapshot.js";
-import { WorkerMailbox } from "./worker-mailbox.js";
 
 export const CONSUMER_LABEL = "consumer thread";
 
-/** Typed request/response over the consumer worker's port. */
-export class ConsumerThread extends WorkerMailbox<FromConsumer, ToConsumer> {
-  constructor() {
-    super(new Worker(new URL("./consumer-worker.js", import.meta.url)));
-  }
-}
-
 class WorkerSession implements StreamingSession {
-  constructor(readonly consumer: ConsumerThread) {}
+  constructor(readonly consumer: ConsumerThread<FromConsumer, ToConsumer>) {}
 
   async start(count: number, maxTokens: number, prefix: string): Promise<void> {
     this.consumer.send({ type: "start", count, maxTokens, prefix, tokensPerStep: 1 });
@@ -55,32 +46,27 @@ function portOf(address: string): number {
 
 export async function runAfter(o: PhaseOptions): Promise<PhaseResult> {
   const port = await freeTcpPort();
-  const engine = await startProbeEngine({ handshakeAddress: `tcp://127.0.0.1:${port}`, stepMs: o.stepMs });
-  let client: EngineCoreClient | undefined;
-  const consumer = new ConsumerThread();
-  try {
-    const { fd: consumerFd } = await consumer.expect("marker");
-    client = await EngineCoreClient.connect({
-      transport: {
-        mode: "handshake-owner",
-        handshakeAddress: `tcp://127.0.0.1:${port}`,
-        readyTimeoutMs: 20_000,
-      },
-    });
+  const handshakeAddress = `tcp://127.0.0.1:${port}`;
+  const engine = await startProbeEngine({ handshakeAddress, stepMs: o.stepMs });
+  const consumer = new ConsumerThread<FromConsumer, ToConsumer>(
+    new URL("./consumer-worker.js", import.meta.url),
+  );
+  const markers: ThreadMarker[] = o.marker ? [o.marker] : [];
+  const beforeAttach = ({ client, markerFd }: AttachedConsumer) => {
     o.log(
       `after: product client connected (${client.inputAddress}, ${client.outputAddress}); consumer thread attaching`,
     );
-    const markers: ThreadMarker[] = o.marker ? [o.marker] : [];
-    if (o.marker && consumerFd !== undefined) {
-      const baseline = baselineEventfdsOf(readProcSnapshot(), consumerFd);
+    if (o.marker && markerFd !== undefined) {
+      const baseline = baselineEventfdsOf(readProcSnapshot(), markerFd);
       markers.push({
         label: CONSUMER_LABEL,
-        markerFd: consumerFd,
+        markerFd,
         ...(baseline ? { baselineEventfds: baseline } : {}),
       });
     }
-    consumer.send({ type: "attach", handle: client.handle });
-    await consumer.expect("attached");
+  };
+  const stoppable = { handshakeAddress, stop: () => engine.stop() };
+  return withAttachedConsumer({ consumer, engine: stoppable, beforeAttach }, async ({ client }) => {
     await sleep(100);
     const descriptors = o.marker
       ? await snapshotAfter(markers, [portOf(client.inputAddress), portOf(client.outputAddress)])
@@ -102,9 +88,5 @@ export async function runAfter(o: PhaseOptions): Promise<PhaseResult> {
       );
     }
     return { descriptors, delays };
-  } finally {
-    await consumer.close();
-    await client?.shutdown();
-    await engine.stop();
-  }
+  });
 }

@@ -1,16 +1,7 @@
-// Messages between the probe's main thread and its consumer worker (the third thread).
-import type { ClientHandle } from "@vllm-engine-core/client";
-
+// The probe's own messages between its main thread and its consumer worker (the third thread), on top
+// of the attach / close / marker ones every consumer worker shares (consumer/protocol.ts).
 export type ToConsumer =
-  | { type: "attach"; handle: ClientHandle }
   | { type: "start"; count: number; maxTokens: number; prefix: string; tokensPerStep: number }
-  | { type: "stop" }
-  | { type: "close" };
+  | { type: "stop" };
 
-export type FromConsumer =
-  | { type: "marker"; fd: number | undefined }
-  | { type: "attached" }
-  | { type: "flowing" }
-  | { type: "stopped"; pairs: Float64Array; merged: number }
-  | { type: "closed" }
-  | { type: "error"; message: string; stack: string | undefined };
+export type FromConsumer = { type: "flowing" } | { type: "stopped"; pairs: Float64Array; merged: number };

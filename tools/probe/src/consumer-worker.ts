@@ -1,20 +1,13 @@
 // The probe's consumer: a worker thread (neither the connecting thread nor the runtime) that attaches to
 // the connection with EngineCoreClient.attach(handle), runs the streams and records each output's delay
 // (receive time − the engine's send timestamp, both on CLOCK_MONOTONIC). It never loads zeromq.
-import { parentPort } from "node:worker_threads";
-import { EngineCoreClient, type EngineCoreOutputStream } from "@vllm-engine-core/client";
+import type { EngineCoreOutputStream } from "@vllm-engine-core/client";
 import { monotonicNowMs } from "./clock.js";
+import { serveConsumer } from "./consumer/serve.js";
 import type { FromConsumer, ToConsumer } from "./consumer-protocol.js";
 import { DelayRecorder } from "./delays.js";
-import { createThreadMarker } from "./net.js";
 import { callRequest, streamRequestIds } from "./requests.js";
 
-if (parentPort === null) throw new Error("consumer-worker.js must run as a worker thread");
-const port = parentPort;
-const post = (message: FromConsumer, transfer: ArrayBuffer[] = []) => port.postMessage(message, transfer);
-
-const marker = await createThreadMarker();
-let client: EngineCoreClient | undefined;
 let recorder = new DelayRecorder();
 let ids: string[] = [];
 let loops: Promise<void>[] = [];
@@ -33,14 +26,9 @@ async function consume(
   }
 }
 
-async function handle(message: ToConsumer): Promise<void> {
+await serveConsumer<ToConsumer, FromConsumer>(async (message, { client, post }) => {
   switch (message.type) {
-    case "attach":
-      client = await EngineCoreClient.attach(message.handle);
-      post({ type: "attached" });
-      return;
     case "start": {
-      if (client === undefined) throw new Error("start before attach");
       recorder = new DelayRecorder();
       ids = streamRequestIds(message.prefix, message.count);
       let announced = false;
@@ -57,25 +45,11 @@ async function handle(message: ToConsumer): Promise<void> {
     case "stop": {
       const done = recorder;
       recorder = new DelayRecorder(); // outputs after this point are not counted
-      await client?.abort(ids);
+      await client.abort(ids);
       await Promise.all(loops);
       const pairs = done.pairs();
       post({ type: "stopped", pairs, merged: done.merged }, [pairs.buffer as ArrayBuffer]);
       return;
     }
-    case "close":
-      await client?.detach();
-      await marker?.close();
-      post({ type: "closed" });
-      port.close();
-      return;
   }
-}
-
-port.on("message", (message: ToConsumer) => {
-  handle(message).catch((error: unknown) => {
-    const e = error instanceof Error ? error : new Error(String(error));
-    post({ type: "error", message: `${e.name}: ${e.message}`, stack: e.stack });
-  });
 });
-post({ type: "marker", fd: marker?.fd });

@@ -1,6 +1,14 @@
 // Probe building blocks shared with tools/bench (private workspace package; not published).
 export { type BlockMode, blockFor, parkFor, spinFor } from "./block.js";
 export { monotonicNowMs } from "./clock.js";
+export type { ConsumerControl, ConsumerNotice } from "./consumer/protocol.js";
+export { type ConsumerContext, serveConsumer } from "./consumer/serve.js";
+export {
+  type AttachedConsumer,
+  type AttachOptions,
+  ConsumerThread,
+  withAttachedConsumer,
+} from "./consumer/thread.js";
 export { DelayRecorder, delaysSentWithin } from "./delays.js";
 export {
   type DirectEngine,
@@ -17,5 +25,11 @@ export * from "./procfs/parse.js";
 export * from "./procfs/phase.js";
 export { type ProcSnapshot, procfsAvailable, readProcSnapshot, type ThreadInfo } from "./procfs/snapshot.js";
 export { callRequest, streamRequestIds, wireRequest } from "./requests.js";
+export {
+  runScenarioFromArgv,
+  runScenarioProcess,
+  type ScenarioProcessOptions,
+  type ScenarioRegistry,
+} from "./scenario-process.js";
 export { formatMs, percentileSorted, SampleBuffer, type Summary, summarize } from "./stats.js";
-export { WorkerMailbox } from "./worker-mailbox.js";
+export { parseToolArgs } from "./tool-args.js";

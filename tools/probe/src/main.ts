@@ -1,16 +1,16 @@
 #!/usr/bin/env node
 // The probe: runs "before" (a control frontend with its sockets on the connecting thread) and "after"
 // (the product) each in its own process, prints the seed's table and writes bench-results/probe.json.
-import { spawn } from "node:child_process";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { parseArgs } from "node:util";
 import type { PhaseResult } from "./before.js";
 import { machineInfo } from "./machine.js";
 import { procfsAvailable } from "./procfs/snapshot.js";
 import { buildRows, type ProbeDocument, parkedGoal, renderTable } from "./report.js";
+import { runScenarioProcess } from "./scenario-process.js";
 import { formatMs, type Summary } from "./stats.js";
+import { parseToolArgs } from "./tool-args.js";
 
 const HELP = `usage: probe [--block-ms 5000] [--step-ms 5] [--streams 8] [--modes idle,parked,busy] [--out <file>]
 
@@ -20,20 +20,13 @@ Measures, before (sockets on the connecting thread) and after (the product's run
     third thread (after) or on the blocked thread itself (before, as in the seed).
 Writes the table and all samples' summaries to bench-results/probe.json (or --out).`;
 
-const { values } = parseArgs({
-  options: {
-    "block-ms": { type: "string", default: "5000" },
-    "step-ms": { type: "string", default: "5" },
-    streams: { type: "string", default: "8" },
-    modes: { type: "string", default: "idle,parked,busy" },
-    out: { type: "string" },
-    help: { type: "boolean" },
-  },
+const values = parseToolArgs(HELP, {
+  "block-ms": { type: "string", default: "5000" },
+  "step-ms": { type: "string", default: "5" },
+  streams: { type: "string", default: "8" },
+  modes: { type: "string", default: "idle,parked,busy" },
+  out: { type: "string" },
 });
-if (values.help) {
-  console.log(HELP);
-  process.exit(0);
-}
 const here = dirname(fileURLToPath(import.meta.url));
 const repoRoot = resolve(here, "..", "..", "..");
 const outFile = resolve(values.out ?? resolve(repoRoot, "bench-results", "probe.json"));
@@ -50,34 +43,8 @@ for (const [k, v] of Object.entries(config)) {
 }
 
 function runPhase<T = PhaseResult>(phase: "floor" | "before" | "after"): Promise<T> {
-  const args = [
-    resolve(here, "phase-main.js"),
-    "--phase",
-    phase,
-    "--block-ms",
-    String(config.blockMs),
-    "--step-ms",
-    String(config.stepMs),
-    "--streams",
-    String(config.streams),
-    "--modes",
-    config.modes.join(","),
-  ];
-  return new Promise((resolvePhase, reject) => {
-    const child = spawn(process.execPath, args, { stdio: ["ignore", "pipe", "inherit"] });
-    let stdout = "";
-    child.stdout.setEncoding("utf8").on("data", (d: string) => {
-      stdout += d;
-    });
-    child.once("error", reject);
-    child.once("exit", (code, signal) => {
-      const last = stdout.trim().split("\n").pop();
-      if (code !== 0 || !last) {
-        reject(new Error(`probe phase "${phase}" failed (exit code ${code}, signal ${signal})`));
-        return;
-      }
-      resolvePhase(JSON.parse(last) as T);
-    });
+  return runScenarioProcess<T>(resolve(here, "phase-main.js"), phase, config, {
+    label: `probe phase "${phase}"`,
   });
 }
 

@@ -1,9 +1,9 @@
 // Scenarios for the product: the caller connects (sockets on the runtime thread), a consumer thread
 // attaches with the handle and runs the streams.
-import { EngineCoreClient } from "@vllm-engine-core/client";
-import { spinFor, type ThreadMarker } from "@vllm-engine-core/probe";
+import type { EngineCoreClient } from "@vllm-engine-core/client";
+import { spinFor, type ThreadMarker, withAttachedConsumer } from "@vllm-engine-core/probe";
 import type { SlowReaderPhase } from "../consumer-protocol.js";
-import { ConsumerThread } from "../consumer-thread.js";
+import { BenchConsumerThread } from "../consumer-thread.js";
 import { averageCpu, slowToBaseline } from "../slow-reader.js";
 import type { LatencyResult, OpenStreamsMemory, SlowReaderMemory, ThroughputResult } from "../types.js";
 import { CpuWindow, labelThreads } from "./cpu-window.js";
@@ -18,34 +18,19 @@ import { WindowProfile } from "./window-profile.js";
 
 interface Product {
   client: EngineCoreClient;
-  consumer: ConsumerThread;
+  consumer: BenchConsumerThread;
   cpu: CpuWindow;
   engine: LoadEngine;
 }
 
 async function withProduct<T>(spec: EngineSpec | number, fn: (p: Product) => Promise<T>): Promise<T> {
   const engine = await startLoadEngine(typeof spec === "number" ? { kind: "mock", stepMs: spec } : spec);
-  const consumer = new ConsumerThread();
-  let client: EngineCoreClient | undefined;
-  try {
-    const { fd } = await consumer.expect("marker");
-    client = await EngineCoreClient.connect({
-      transport: {
-        mode: "handshake-owner",
-        handshakeAddress: engine.handshakeAddress,
-        readyTimeoutMs: 20_000,
-      },
-    });
-    consumer.send({ type: "attach", handle: client.handle });
-    await consumer.expect("attached");
-    const markers: ThreadMarker[] = fd === undefined ? [] : [{ label: "consumer thread", markerFd: fd }];
+  const consumer = new BenchConsumerThread();
+  return withAttachedConsumer({ consumer, engine }, async ({ client, markerFd }) => {
+    const markers: ThreadMarker[] = markerFd === undefined ? [] : [{ label: "consumer thread", markerFd }];
     const labels = await labelThreads(markers);
-    return await fn({ client, consumer, engine, cpu: new CpuWindow(engine.pid, process.pid, labels) });
-  } finally {
-    await consumer.close();
-    await client?.shutdown();
-    await engine.stop();
-  }
+    return fn({ client, consumer, engine, cpu: new CpuWindow(engine.pid, process.pid, labels) });
+  });
 }
 
 const HUGE = 100_000_000;

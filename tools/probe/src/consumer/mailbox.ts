@@ -1,6 +1,5 @@
 // Main-thread side of a helper worker that answers with typed `{ type, ... }` messages: `expect(type)`
-// waits for the next message and checks its type; a worker error fails every wait. Shared by the probe's
-// and the bench's consumer threads.
+// waits for the next message and checks its type; a worker error fails every wait.
 import type { Worker } from "node:worker_threads";
 
 type Tagged = { type: string };
@@ -11,10 +10,13 @@ export class WorkerMailbox<From extends Tagged, To extends { type: "close" } | T
   readonly #inbox: From[] = [];
   readonly #waiters: ((m: From | ErrorMessage) => void)[] = [];
   #failure: Error | undefined;
+  /** Settles when the worker exits (also when it did before anyone waited for it). */
+  readonly #exited: Promise<unknown>;
 
   /** `intercept` sees every message first; returning true keeps it out of the inbox. */
   constructor(worker: Worker, intercept: (m: From) => boolean = () => false) {
     this.worker = worker;
+    this.#exited = new Promise((resolve) => worker.once("exit", resolve));
     worker.on("message", (m: From | ErrorMessage) => {
       if (m.type === "error") {
         const e = m as ErrorMessage;
@@ -38,6 +40,8 @@ export class WorkerMailbox<From extends Tagged, To extends { type: "close" } | T
   }
 
   async expect<T extends From["type"]>(type: T): Promise<Extract<From, { type: T }>> {
+    // A worker that already failed sends nothing more: waiting would never end.
+    if (this.#inbox.length === 0 && this.#failure) throw this.#failure;
     const m =
       this.#inbox.shift() ??
       (await new Promise<From | ErrorMessage>((resolve) => this.#waiters.push(resolve)));
@@ -48,9 +52,8 @@ export class WorkerMailbox<From extends Tagged, To extends { type: "close" } | T
 
   /** Asks the worker to close (`{ type: "close" }`), waits for its `closed` reply and its exit. */
   async close(): Promise<void> {
-    const exited = new Promise((resolve) => this.worker.once("exit", resolve));
     this.send({ type: "close" } as To);
     await this.expect("closed" as From["type"]).catch(() => undefined);
-    await exited;
+    await this.#exited;
   }
 }
