@@ -51,8 +51,8 @@ export class EngineCoreClient implements AsyncDisposable {
   readonly #modelName: string;
   /** `--structured-outputs-config.backend`: what `_backend` requests name (see structured-outputs/backend.ts). */
   readonly structuredOutputsBackend: StructuredOutputsBackend;
-  #closed = false;
-  #shuttingDown: Promise<void> | undefined;
+  /** How this client stopped: the connection's own shutdown is what makes a second shutdown() wait. */
+  #closed: "detached" | "shut down" | undefined;
   #versions: { engines: EngineVersions[]; request: VllmVersion[] } | undefined;
   readonly #observability: ClientObservability; // issue 12
   /** What a stream whose reader left early calls (one function for every stream of this client). */
@@ -238,8 +238,10 @@ export class EngineCoreClient implements AsyncDisposable {
   // ---- requests ---------------------------------------------------------------------------
 
   #checkOpen(): void {
-    if (this.#closed)
-      throw new ClientClosedError({ detail: "EngineCoreClient.shutdown() was called on this client" });
+    if (this.#closed !== undefined) {
+      const call = this.#closed === "detached" ? "detach()" : "shutdown()";
+      throw new ClientClosedError({ detail: `EngineCoreClient.${call} was called on this client` });
+    }
   }
 
   /** The versions each engine may be, from its registration (fixed once connected). */
@@ -563,19 +565,17 @@ export class EngineCoreClient implements AsyncDisposable {
    * Idempotent.
    */
   async shutdown(): Promise<void> {
-    // A second call waits for the first: "resolved" means the sockets are closed, for every caller.
-    if (this.#shuttingDown !== undefined) return this.#shuttingDown;
-    if (this.#closed) return;
-    this.#closed = true;
+    if (this.#closed === "detached") return;
+    this.#closed = "shut down";
     this.#observability.close();
-    this.#shuttingDown = this.#connection.shutdown();
-    return this.#shuttingDown;
+    // Idempotent there: a second call waits for the first ("resolved" means the sockets are closed).
+    return this.#connection.shutdown();
   }
 
   /** Stops using the connection on this thread only (its live requests are aborted); others keep it. */
   async detach(): Promise<void> {
-    if (this.#closed) return;
-    this.#closed = true;
+    if (this.#closed !== undefined) return;
+    this.#closed = "detached";
     this.#observability.close();
     // Ends and aborts this client's requests; the thread detaches when no other client of it is left.
     const closed = new ClientClosedError({ detail: "EngineCoreClient.detach() was called on this client" });
