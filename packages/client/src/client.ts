@@ -54,7 +54,7 @@ export class EngineCoreClient implements AsyncDisposable {
   /** How this client stopped: the connection's own shutdown is what makes a second shutdown() wait. */
   #closed: "detached" | "shut down" | undefined;
   #versions: { engines: EngineVersions[]; request: VllmVersion[] } | undefined;
-  readonly #observability: ClientObservability; // issue 12
+  readonly #observability: ClientObservability;
   /** What a stream whose reader left early calls (one function for every stream of this client). */
   readonly #abortOnEngine = (requestId: string): void => {
     void this.#connection.abort([requestId]).catch(() => {

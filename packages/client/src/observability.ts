@@ -1,4 +1,4 @@
-// What a client lets stat loggers see (issue 12): every engine's latest SchedulerStats and its listeners,
+// What a client lets stat loggers see: every engine's latest SchedulerStats and its listeners,
 // and the per-output records of the requests this client streams (request-timings.ts).
 import type { EngineCoreRequest, SchedulerStats } from "@vllm-engine-core/protocol";
 import type { RuntimeConnection } from "@vllm-engine-core/runtime";

@@ -1,4 +1,4 @@
-// Data-parallel routing on an external coordinator's published request counts (issue 12), with real
+// Data-parallel routing on an external coordinator's published request counts, with real
 // processes and sockets: the mock DP coordinator (tools/mock-engine, the front side of vLLM's
 // DPCoordinatorProc) publishes `(counts, wave, running)`, two mock engines serve the bootstrapped transport,
 // and the public client routes unpinned requests as vLLM's DPLBAsyncMPClient.get_core_engine_for_request

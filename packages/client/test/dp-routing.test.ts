@@ -1,4 +1,4 @@
-// Stats-aware data-parallel routing (issue 12): without a pinned dataParallelRank the runtime picks the
+// Stats-aware data-parallel routing: without a pinned dataParallelRank the runtime picks the
 // engine with the lowest max(inFlight, running + waiting) from its latest SchedulerStats, as vLLM's Rust
 // client does (rust/src/engine-core-client/src/client/state.rs). Two mock engines in a child process; engine
 // 1 reports load that other frontends put on it (--extra-waiting), which clears after a while.

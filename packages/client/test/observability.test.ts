@@ -1,4 +1,4 @@
-// Scheduler stats and per-request timings (issue 12), against the mock engine in a child process: the
+// Scheduler stats and per-request timings, against the mock engine in a child process: the
 // mock plays vLLM's log_stats (Scheduler.make_stats every step, QUEUED/SCHEDULED events on outputs).
 import { afterEach, describe, expect, it } from "vitest";
 import type { SchedulerStats } from "../src/index.js";

@@ -1,4 +1,4 @@
-// Utilities per vLLM version (issue 15): a method the engine's version does not have fails with
+// Utilities per vLLM version: a method the engine's version does not have fails with
 // UtilityNotAvailableError before anything is sent, naming the method and the engine's version. The mock
 // engine runs in a child process and announces its release through its registration (readyResponse).
 import type { MockEngineEvent } from "@vllm-engine-core/mock-engine";

@@ -239,7 +239,7 @@ describe("external coordinator", () => {
       .toEqual({
         currentWave: 4,
         enginesRunning: false,
-        // The published per-engine [waiting, running, kv_cache_usage], for DP engine choice (issue 12).
+        // The published per-engine [waiting, running, kv_cache_usage], for DP engine choice.
         counts: [[0, 0, 0]],
       });
 

@@ -2,7 +2,7 @@
 // differ from a plain Uint8Array in ways a decoder can trip over (`slice()` is a view, `.buffer` may be
 // Node's shared Buffer pool, `subarray()` keeps the subclass), and frames that users cut out of larger
 // buffers sit at arbitrary offsets. Tests built only from fresh `Uint8Array`s hid a tensor bug that
-// corrupted every logprob received from a socket (issue 10), so:
+// corrupted every logprob received from a socket, so:
 //
 //   - FRAME_SHAPES turns a message into the same bytes as a plain Uint8Array, as pooled and as non-pooled
 //     Node Buffers, and as unaligned views (byte offsets 1 through 7) into one larger ArrayBuffer;
