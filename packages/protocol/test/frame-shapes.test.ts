@@ -83,7 +83,7 @@ describe("frame shapes", () => {
 });
 
 describe("decodeInShapes", () => {
-  it("fails a decoder that reads a copy made with slice() from offset 0 (the tensor bug of issue 10)", () => {
+  it("fails a decoder that reads a copy made with slice() from offset 0 (the tensor bug that corrupted logprobs read from received Buffers)", () => {
     const buggy = (frames: Uint8Array[]) => {
       const bytes = frames[0]!.subarray(1, 5);
       return [...new Uint8Array(bytes.slice().buffer, 0, 4)];
