@@ -35,7 +35,7 @@ import {
   type SchedulerStatsListener,
   type SleepStateListener,
 } from "./observability.js";
-import { EngineCoreOutputStream } from "./output-stream.js";
+import { type EngineCoreOutputStream, openOutputStream } from "./output-stream.js";
 import { buildRequest, type CallRequest } from "./request.js";
 import type { OutputObserver } from "./request-timings.js";
 import { arg, checkCallOptions, type PauseMode, type UtilityCallOptions } from "./utility-args.js";
@@ -273,21 +273,21 @@ export class EngineCoreClient implements AsyncDisposable {
       vllmVersions: this.#engineVersions.request,
       structuredOutputsBackend: this.structuredOutputsBackend,
     });
-    const stream = new EngineCoreOutputStream(wire.requestId, this.#abortOnEngine, {
+    const { stream, outputs } = openOutputStream(wire.requestId, this.#abortOnEngine, {
       recorder: this.#observability.recorderFor(wire),
       observer: this.#observability.observer,
     });
-    // The stream is the request's sink. The thread's one registry of it is the runtime connection's
+    // `outputs` is the request's sink. The thread's one registry of it is the runtime connection's
     // (duplicate ids, abort, failure, detach): the client keeps none. `owner` lets detach() end only this
     // client's requests.
-    const { engineIndex } = await this.#connection.submit(wire, stream, { owner: this });
-    stream.engineIndex = engineIndex;
-    if (signal !== undefined && !stream.settled) {
-      const onAbort = () => stream.abandonWith(signal.reason);
+    const { engineIndex } = await this.#connection.submit(wire, outputs, { owner: this });
+    outputs.engineIndex = engineIndex;
+    if (signal !== undefined && !outputs.settled) {
+      const onAbort = () => outputs.abandonWith(signal.reason);
       if (signal.aborted) onAbort();
       else {
         signal.addEventListener("abort", onAbort, { once: true });
-        stream.onSettled(() => signal.removeEventListener("abort", onAbort));
+        outputs.onSettled(() => signal.removeEventListener("abort", onAbort));
       }
     }
     return stream;

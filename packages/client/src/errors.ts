@@ -31,10 +31,19 @@ export {
 } from "@vllm-engine-core/errors";
 export { ProtocolError, type ProtocolErrorOutcome } from "@vllm-engine-core/protocol";
 
+/**
+ * Who enforces a request rule: `"decode"`, vLLM's engine while it decodes the request (breaking it kills the
+ * engine's input thread); `"frontend"`, vLLM's frontend before the request reaches the engine (this client
+ * is that frontend); `"client"`, this client's wire encoding (what JavaScript values it can represent).
+ */
+export type RuleStage = "decode" | "frontend" | "client";
+
 /** Where vLLM enforces a request rule: an identifier, vLLM's wording, and the file + function. */
 export interface RequestRule {
   /** Stable identifier, e.g. "SamplingParams.temperature.max" (see the client's rule table). */
   id: string;
+  /** Who enforces it (see RuleStage). */
+  stage: RuleStage;
   /** The rule in vLLM's words, e.g. "temperature must be in [0, 2]". */
   text: string;
   /** The vLLM file and function that enforce it, e.g. "vllm/sampling_params.py SamplingParams._verify_args". */

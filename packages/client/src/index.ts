@@ -45,13 +45,4 @@ export { EngineCoreOutputStream } from "./output-stream.js";
 export type { CallRequest } from "./request.js";
 export type { OutputObserver, OutputRecord, RequestTimings } from "./request-timings.js";
 export { resolveStructuredOutputs } from "./structured-outputs/backend.js";
-export {
-  PIN_VERSION,
-  REQUEST_RULES,
-  type RuleSpec,
-  type RuleStage,
-  rulesFor,
-  type ValidateOptions,
-  type VllmVersion,
-  validateRequest,
-} from "./validation/index.js";
+export { PIN_VERSION, type ValidateOptions, type VllmVersion, validateRequest } from "./validation/index.js";

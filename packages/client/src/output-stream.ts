@@ -1,235 +1,69 @@
-// The per-request output stream: an async iterator over the engine's per-step deltas.
-//
-// Memory of a slow consumer grows with the tokens it has not read, not with one wrapper object
-// per engine step: consecutive plain token deltas that nobody has read yet are merged into the
-// newest unread one (the engine's outputs are deltas, so merging keeps their meaning).
-import { type EngineCoreOutput, FinishReason, type FinishReasonName } from "@vllm-engine-core/protocol";
-import type { RequestSink } from "@vllm-engine-core/runtime";
-import { ConcurrentReadError } from "./errors.js";
+// The per-request output stream as its reader sees it: an async iterator over the engine's per-step
+// deltas. Only EngineCoreClient.call makes one. What feeds it (the runtime connection, through
+// RequestSink) and what the client does with it (the call's AbortSignal, the engine it picked) go to the
+// RequestOutputs behind it, which is not exported: a reader can read, leave early (`return()`) or finish
+// the request itself (`finish`), and nothing else.
+import type { EngineCoreOutput, FinishReasonName } from "@vllm-engine-core/protocol";
+import { RequestOutputs } from "./request-outputs.js";
 import type { OutputObserver, RequestTimings, RequestTimingsRecorder } from "./request-timings.js";
 
-type Waiter = { resolve: (r: IteratorResult<EngineCoreOutput>) => void; reject: (e: unknown) => void };
+let wrap: (outputs: RequestOutputs) => EngineCoreOutputStream;
 
-/** True when the output carries nothing but new tokens, so it can be merged with a neighbour. */
-function isPlainDelta(o: EngineCoreOutput): boolean {
-  return (
-    o.finishReason == null &&
-    o.newLogprobs == null &&
-    o.newPromptLogprobsTensors == null &&
-    o.poolingOutput == null &&
-    o.stopReason == null &&
-    o.events == null &&
-    o.kvTransferParams == null &&
-    o.ecTransferParams == null &&
-    o.traceHeaders == null &&
-    o.prefillStats == null &&
-    o.routedExperts == null &&
-    !o.numNansInLogits
-  );
-}
+/** One request's outputs, from `EngineCoreClient.call`. */
+export class EngineCoreOutputStream implements AsyncIterableIterator<EngineCoreOutput> {
+  readonly #outputs: RequestOutputs;
 
-/**
- * One request's outputs, as the runtime connection delivers them (it is the request's RequestSink) and as
- * the caller reads them (an async iterator).
- */
-export class EngineCoreOutputStream implements AsyncIterableIterator<EngineCoreOutput>, RequestSink {
-  readonly requestId: string;
-  /** Engine that serves this request. */
-  engineIndex: number;
+  static {
+    wrap = (outputs) => new EngineCoreOutputStream(outputs);
+  }
+
+  private constructor(outputs: RequestOutputs) {
+    this.#outputs = outputs;
+  }
+
+  get requestId(): string {
+    return this.#outputs.requestId;
+  }
+
+  /** The engine that serves this request. */
+  get engineIndex(): number {
+    return this.#outputs.engineIndex;
+  }
+
   /** `EngineCoreOutputs.timestamp` of the batch that carried the last output handed out. */
-  lastTimestamp = 0;
-
-  #queue: EngineCoreOutput[] = [];
-  #stamps: number[] = [];
-  #head = 0;
-  #tailMergeable = false;
-  #waiter: Waiter | undefined;
-  #finished = false; // final output received (or locally finalised)
-  #closed = false; // iterator will yield nothing more after the queue drains
-  #error: unknown;
-  #hasError = false;
-  /** Aborts the request on its engine when the reader leaves before the end (see #abandon). */
-  readonly #abortOnEngine: (requestId: string) => void;
-  #onSettled: (() => void) | undefined;
-
-  readonly #timings: RequestTimingsRecorder | undefined;
-  readonly #observer: (() => OutputObserver | undefined) | undefined;
-
-  constructor(
-    requestId: string,
-    abortOnEngine: (requestId: string) => void,
-    timings?: { recorder: RequestTimingsRecorder; observer: () => OutputObserver | undefined },
-  ) {
-    this.requestId = requestId;
-    this.engineIndex = -1;
-    this.#abortOnEngine = abortOnEngine;
-    this.#timings = timings?.recorder;
-    this.#observer = timings?.observer;
-  }
-
-  /** @internal Called once when the stream settles (final output, failure, abort or abandon). */
-  onSettled(action: () => void): void {
-    this.#onSettled = action;
-  }
-
-  #settle(): void {
-    const action = this.#onSettled;
-    this.#onSettled = undefined;
-    action?.();
+  get lastTimestamp(): number {
+    return this.#outputs.lastTimestamp;
   }
 
   /**
    * The request's timings as vLLM's frontend derives them (TTFT, inter-token latencies, queue, prefill,
    * decode, inference and end-to-end times, token counts, finish reason; see RequestTimings). Final once
-   * the stream ended; undefined for a stream not made by EngineCoreClient.call.
+   * the stream ended.
    */
-  get timings(): RequestTimings | undefined {
-    return this.#timings?.snapshot();
-  }
-
-  /** True once the final output (or a failure) was received; nothing more will arrive. */
-  get settled(): boolean {
-    return this.#finished || this.#hasError;
-  }
-
-  /** RequestSink (called by the runtime connection, not by readers): one engine step's output for this request. */
-  output(output: EngineCoreOutput, engineIndex: number, timestamp: number): void {
-    if (this.#finished || this.#closed || this.#hasError) return;
-    this.#timings?.observe(output, engineIndex, timestamp, this.#observer!());
-    this.#push(output, timestamp);
-  }
-
-  /** RequestSink (called by the runtime connection): a client aborted the request; it ends with a final ABORT output. */
-  aborted(engineIndex: number): void {
-    if (this.#finished || this.#closed || this.#hasError) return;
-    if (engineIndex >= 0) this.engineIndex = engineIndex;
-    this.#timings?.endLocally("abort", this.engineIndex);
-    this.#push(abortOutput(this.requestId), Date.now() / 1000);
-  }
-
-  #push(output: EngineCoreOutput, timestamp: number): void {
-    const final = output.finishReason != null;
-    if (final) {
-      this.#finished = true;
-      this.#settle();
-    }
-    const waiter = this.#waiter;
-    if (waiter !== undefined && this.#head === this.#queue.length) {
-      this.#waiter = undefined;
-      this.lastTimestamp = timestamp;
-      if (final) this.#closed = true;
-      waiter.resolve({ value: output, done: false });
-      return;
-    }
-    const plain = !final && isPlainDelta(output);
-    if (plain && this.#tailMergeable && this.#head < this.#queue.length) {
-      const tail = this.#queue[this.#queue.length - 1]!;
-      for (const t of output.newTokenIds) tail.newTokenIds.push(t);
-      this.#stamps[this.#stamps.length - 1] = timestamp;
-      return;
-    }
-    this.#queue.push(output);
-    this.#stamps.push(timestamp);
-    this.#tailMergeable = plain;
-  }
-
-  /** RequestSink (called by the runtime connection): ends the stream with an error after the outputs already queued. */
-  fail(error: unknown): void {
-    if (this.#finished || this.#hasError || this.#closed) return;
-    this.#timings?.endLocally(null);
-    this.#hasError = true;
-    this.#error = error;
-    this.#settle();
-    const waiter = this.#waiter;
-    if (waiter !== undefined && this.#head === this.#queue.length) {
-      this.#waiter = undefined;
-      this.#closed = true;
-      waiter.reject(error);
-    }
+  get timings(): RequestTimings {
+    return this.#outputs.timings;
   }
 
   next(): Promise<IteratorResult<EngineCoreOutput>> {
-    if (this.#head < this.#queue.length) {
-      const value = this.#queue[this.#head]!;
-      this.lastTimestamp = this.#stamps[this.#head]!;
-      this.#queue[this.#head] = undefined as unknown as EngineCoreOutput;
-      this.#head++;
-      if (this.#head === this.#queue.length) {
-        this.#queue = [];
-        this.#stamps = [];
-        this.#head = 0;
-        this.#tailMergeable = false;
-      }
-      if (value.finishReason != null) this.#closed = true;
-      return Promise.resolve({ value, done: false });
-    }
-    if (this.#hasError && !this.#closed) {
-      this.#closed = true;
-      return Promise.reject(this.#error);
-    }
-    if (this.#closed) return Promise.resolve({ value: undefined, done: true });
-    if (this.#waiter !== undefined) {
-      return Promise.reject(new ConcurrentReadError(this.requestId));
-    }
-    return new Promise((resolve, reject) => {
-      this.#waiter = { resolve, reject };
-    });
+    return this.#outputs.next();
   }
 
-  /** @internal Used for the request's AbortSignal: abort on the engine, reject the pending or next read. */
-  abandonWith(reason: unknown): void {
-    if (this.settled || this.#closed) return;
-    this.#abandon();
-    const waiter = this.#waiter;
-    if (waiter !== undefined) {
-      this.#waiter = undefined;
-      waiter.reject(reason);
-    } else {
-      // The next read reports why the stream ended, once.
-      this.#hasError = true;
-      this.#error = reason;
-      this.#closed = false;
-    }
-  }
-
-  /** Drops what is queued, marks the stream over and asks the engine to abort the request. */
-  #abandon(): void {
-    const wasSettled = this.settled;
-    this.#closed = true;
-    this.#queue = [];
-    this.#stamps = [];
-    this.#head = 0;
-    if (!wasSettled) {
-      this.#timings?.endLocally("abort");
-      this.#finished = true;
-      this.#settle();
-      this.#abortOnEngine(this.requestId);
-    }
+  /** Leaving early (`break`, `return()`) aborts the request on the engine; it counts as aborted. */
+  return(): Promise<IteratorResult<EngineCoreOutput>> {
+    return this.#outputs.return();
   }
 
   /**
-   * The frontend finished the request (a stop string matched in the text it decoded): ends the stream like
-   * `return()`, which aborts the request on the engine, but the request counts as finished with
-   * `finishReason` (default stop) in its timings and for output observers (metrics), not as aborted — as
-   * vLLM's output processor finishes it and returns it in `reqs_to_abort`
-   * (vllm/v1/engine/output_processor.py `process_outputs`).
+   * The reader finished the request before the engine did — its own stop condition matched, such as a
+   * stop string in the decoded text (`@vllm-engine-core/text` calls this). The stream ends as with
+   * `return()` and the request is aborted on the engine, but it counts as finished with `finishReason`
+   * (`timings.finishedBy` is `"frontend"`; output observers such as `@vllm-engine-core/metrics` record one
+   * finished request), as vLLM's output processor finishes a request on a stop string, then aborts it in
+   * the engine. After the final output arrived (or the stream failed) it only ends the stream, like
+   * `return()`: the request's outcome stays the engine's.
    */
-  finishByFrontend(finishReason: FinishReasonName = "stop"): void {
-    if (!this.settled && !this.#closed) {
-      this.#timings?.finishByFrontend(finishReason, this.lastTimestamp, this.#observer?.());
-    }
-    void this.return();
-  }
-
-  /** Leaving early (`break`, `return()`) aborts the request on the engine. */
-  return(): Promise<IteratorResult<EngineCoreOutput>> {
-    this.#abandon();
-    const waiter = this.#waiter;
-    if (waiter !== undefined) {
-      this.#waiter = undefined;
-      waiter.resolve({ value: undefined, done: true });
-    }
-    return Promise.resolve({ value: undefined, done: true });
+  finish(finishReason: Exclude<FinishReasonName, "abort"> = "stop"): void {
+    this.#outputs.finish(finishReason);
   }
 
   [Symbol.asyncIterator](): this {
@@ -237,22 +71,17 @@ export class EngineCoreOutputStream implements AsyncIterableIterator<EngineCoreO
   }
 }
 
-/** The final output of a stream a client aborted (the engine sends none for a client abort). */
-function abortOutput(requestId: string): EngineCoreOutput {
-  return {
-    requestId,
-    newTokenIds: [],
-    newLogprobs: null,
-    newPromptLogprobsTensors: null,
-    poolingOutput: null,
-    finishReason: FinishReason.ABORT,
-    stopReason: null,
-    events: null,
-    kvTransferParams: null,
-    ecTransferParams: null,
-    traceHeaders: null,
-    prefillStats: null,
-    routedExperts: null,
-    numNansInLogits: 0,
-  };
+/**
+ * A new request's stream and what feeds it: `outputs` is the request's RequestSink for the runtime
+ * connection and the client's handle on it; `stream` is what the caller gets.
+ *
+ * @internal
+ */
+export function openOutputStream(
+  requestId: string,
+  abortOnEngine: (requestId: string) => void,
+  timings: { recorder: RequestTimingsRecorder; observer: () => OutputObserver | undefined },
+): { stream: EngineCoreOutputStream; outputs: RequestOutputs } {
+  const outputs = new RequestOutputs(requestId, abortOnEngine, timings);
+  return { stream: wrap(outputs), outputs };
 }

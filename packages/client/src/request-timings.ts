@@ -51,8 +51,8 @@ export interface RequestTimings {
   readonly maxTokens: number | null;
   readonly finishReason: FinishReasonName | null;
   /**
-   * "engine": the engine sent the final output; "frontend": the frontend finished it (a stop string
-   * matched: `finishByFrontend`), counted like an engine finish as vLLM's output processor does;
+   * "engine": the engine sent the final output; "frontend": the reader finished it (its stop condition
+   * matched, e.g. a stop string: `EngineCoreOutputStream.finish`), counted like an engine finish as vLLM's output processor does;
    * "client": aborted here or failed (vLLM records no finish stats then).
    */
   readonly finishedBy: "engine" | "frontend" | "client" | null;

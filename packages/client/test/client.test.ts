@@ -5,6 +5,7 @@ import {
   ClientClosedError,
   DuplicateRequestIdError,
   EngineCoreClient,
+  EngineCoreOutputStream,
   EngineDeadError,
   FinishReason,
   InconsistentUtilityResultsError,
@@ -128,6 +129,51 @@ describe("EngineCoreClient against the mock engine (child process)", () => {
       (e) => e.event === "abort" && (e.requestIds ?? []).includes("by-signal"),
       5_000,
     );
+  });
+
+  it("finish() ends the stream and aborts on the engine, but the request counts as finished", async () => {
+    harness = await connectToMockEngine({ stepMs: 5 });
+    const { client, engine } = harness;
+    const stream = await client.call(chatRequest("finished-here", 10_000));
+    expect((await stream.next()).done).toBe(false);
+    stream.finish("stop");
+    expect(await stream.next()).toEqual({ value: undefined, done: true });
+    await engine.waitForEvent(
+      (e) => e.event === "abort" && (e.requestIds ?? []).includes("finished-here"),
+      5_000,
+    );
+    expect(stream.timings).toMatchObject({ finishReason: "stop", finishedBy: "frontend" });
+    // Once ended, finish() changes nothing (the outcome is not rewritten).
+    stream.finish("length");
+    expect(stream.timings.finishReason).toBe("stop");
+  });
+
+  it("a stream is read-only for its reader: a private constructor, nothing that feeds it or ends it for the engine", async () => {
+    harness = await connectToMockEngine({ stepMs: 5 });
+    const stream = await harness.client.call(chatRequest("read-only", 2));
+    expect(stream).toBeInstanceOf(EngineCoreOutputStream);
+    // Checked by the typecheck: the constructor is private (only call() makes a stream).
+    // @ts-expect-error
+    const construct = () => new EngineCoreOutputStream(undefined as never);
+    expect(typeof construct).toBe("function");
+    expect(Object.keys(stream)).toEqual([]);
+    expect(Object.getOwnPropertyNames(EngineCoreOutputStream.prototype).sort()).toEqual(
+      [
+        "constructor",
+        "engineIndex",
+        "finish",
+        "lastTimestamp",
+        "next",
+        "requestId",
+        "return",
+        "timings",
+      ].sort(),
+    );
+    expect(stream.engineIndex).toBe(0);
+    expect(() => {
+      (stream as unknown as { engineIndex: number }).engineIndex = 3;
+    }).toThrow(TypeError);
+    expect((await collect(stream)).tokens).toHaveLength(2);
   });
 
   it("utility calls: success, engine failure, consensus", async () => {

@@ -13,7 +13,8 @@ import {
 } from "@vllm-engine-core/protocol";
 import { afterEach, describe, expect, it } from "vitest";
 import { InvalidRequestError } from "../src/errors.js";
-import { type CallRequest, PIN_VERSION, REQUEST_RULES, rulesFor, validateRequest } from "../src/index.js";
+import { type CallRequest, PIN_VERSION, validateRequest } from "../src/index.js";
+import { REQUEST_RULES, rulesFor } from "../src/validation/rules.js";
 import { chatRequest, connectToMockEngine, type Harness } from "./helpers.js";
 import { connectToMixedEngines } from "./mixed-engines.js";
 

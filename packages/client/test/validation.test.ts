@@ -4,7 +4,8 @@
 import { Float64, MsgpackExt } from "@vllm-engine-core/protocol";
 import { afterEach, describe, expect, it } from "vitest";
 import { InvalidRequestError } from "../src/errors.js";
-import { type CallRequest, REQUEST_RULES, rulesFor, validateRequest } from "../src/index.js";
+import { type CallRequest, validateRequest } from "../src/index.js";
+import { REQUEST_RULES, rulesFor } from "../src/validation/rules.js";
 import { chatRequest, collect, connectToMockEngine, type Harness } from "./helpers.js";
 
 const base = (extra: Record<string, unknown> = {}): CallRequest =>
@@ -27,6 +28,7 @@ function expectRefused(request: unknown, rule: string, field: string | RegExp): 
   if (typeof field === "string") expect(error.field).toBe(field);
   else expect(error.field).toMatch(field);
   expect(error.rule?.source).toBe(REQUEST_RULES.get(rule)!.source);
+  expect(error.rule?.stage).toBe(REQUEST_RULES.get(rule)!.stage);
   expect(error.message).toMatch(/is invalid at .*Fix that field and resubmit\.$/);
   return error;
 }

@@ -263,7 +263,7 @@ describe("instrument(client)", () => {
     expect(value(all, "vllm:generation_tokens_total", { engine: "0" })).toBeGreaterThanOrEqual(1);
   });
 
-  it("counts a frontend finish (a stop string: stream.finishByFrontend) once as stop, and its engine abort not at all", async () => {
+  it("counts a frontend finish (a stop string: stream.finish) once as stop, and its engine abort not at all", async () => {
     harness = await connectToMockEngine({ logStats: true, stepMs: 10 });
     const { client, engine } = harness;
     metrics = instrument(client);
@@ -274,7 +274,7 @@ describe("instrument(client)", () => {
     });
     await stream.next();
     await stream.next();
-    stream.finishByFrontend();
+    stream.finish();
     await engine.waitForEvent((e) => e.event === "abort" && (e.requestIds as string[]).includes("s"));
     expect(stream.timings).toMatchObject({ finishReason: "stop", finishedBy: "frontend" });
     await new Promise((resolve) => setTimeout(resolve, 50));

@@ -1,5 +1,5 @@
 // An EngineCoreOutputStream read as text. When a stop string finishes the request before the engine does,
-// the engine stream is ended at once with `finishByFrontend`: the request counts as finished with stop
+// the engine stream is ended at once with its `finish`: the request counts as finished with stop
 // (metrics, timings) and is aborted on the engine (vLLM's output processor records the finish, returns it
 // in `reqs_to_abort` and AsyncLLM aborts it in EngineCore); nothing after it is read.
 import type { EngineCoreOutput, EngineCoreOutputStream } from "@vllm-engine-core/client";
@@ -43,7 +43,7 @@ export class TextStream implements AsyncIterableIterator<TextDelta> {
         this.#done = true;
         // A stop string matched: the request finished here (counted as a stop finish, not an abort), and
         // ending the engine stream sends ABORT for it.
-        if (delta.abortEngine) this.#outputs.finishByFrontend("stop");
+        if (delta.abortEngine) this.#outputs.finish("stop");
       }
       return { value: delta, done: false };
     }

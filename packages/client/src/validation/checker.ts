@@ -34,6 +34,7 @@ export class Checker {
       value: value === MISSING ? undefined : renderValue(value),
       rule: {
         id: rule.id,
+        stage: rule.stage,
         text: rule.text,
         source: rule.source,
         ...(rule.since === undefined ? {} : { since: rule.since }),

@@ -6,14 +6,7 @@ import { type RequestLimits, verifyEngineCoreRequest } from "./engine-core-reque
 import { isPlainObject } from "./msgspec-types.js";
 import { PIN_VERSION, type VllmVersion } from "./rules.js";
 
-export {
-  PIN_VERSION,
-  REQUEST_RULES,
-  type RuleSpec,
-  type RuleStage,
-  rulesFor,
-  type VllmVersion,
-} from "./rules.js";
+export { PIN_VERSION, type VllmVersion } from "./rules.js";
 
 export interface ValidateOptions extends RequestLimits {
   /**

@@ -11,17 +11,14 @@
 // frontend makes before a request reaches the engine, kept because this client is that frontend.
 // "client" rules are what this client can represent on the wire (JavaScript numbers, encodable values).
 import { PINNED_VERSION, VLLM_VERSIONS, type VllmVersion, versionHas } from "@vllm-engine-core/protocol";
-import type { RequestRule } from "../errors.js";
+import type { RequestRule, RuleStage } from "../errors.js";
 
 export type { VllmVersion };
 
 /** The version whose rules apply when none is given: the pinned revision (main at c67fe497). */
 export const PIN_VERSION: VllmVersion = PINNED_VERSION;
 
-export type RuleStage = "decode" | "frontend" | "client";
-
 export interface RuleSpec extends RequestRule {
-  stage: RuleStage;
   /** The versions where this rule applies (oldest first). */
   versions: readonly VllmVersion[];
   /** The upstream change that introduced a rule not every supported version has. */
