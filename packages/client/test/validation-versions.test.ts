@@ -1,4 +1,4 @@
-// Request validation per vLLM version (issue 15): where vllm/sampling_params.py's decode-time rules differ
+// Request validation per vLLM version: where vllm/sampling_params.py's decode-time rules differ
 // between v0.22.1, v0.23.0, v0.24.0, v0.25.1, the pin and main after it, each boundary is valid at the
 // versions without the rule and refused, with the rule and its first version named, at the others.
 // Then the same through call() against the mock engine in a child process, whose registration

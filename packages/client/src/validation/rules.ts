@@ -1,5 +1,5 @@
 // The request rules, one table. Every rule names where vLLM enforces it (file + function) and the vLLM
-// versions it applies to: validation follows the connected engine's version (issue 15). Rules were read
+// versions it applies to: validation follows the connected engine's version. Rules were read
 // from each supported revision's vllm/sampling_params.py, pooling_params.py, lora/request.py,
 // multimodal/inputs.py, v1/serial_utils.py and v1/engine/{__init__,core,input_processor}.py; a rule
 // without `since` is the same in every supported version (v0.22.1, v0.23.0, v0.24.0, v0.25.1, the pin
