@@ -14,6 +14,7 @@ import {
 } from "./scenarios/product.js";
 import { pythonThroughput } from "./scenarios/python.js";
 import { serverBench } from "./scenarios/server.js";
+import { vsVllm } from "./scenarios/vs-vllm/index.js";
 
 // biome-ignore lint/suspicious/noExplicitAny: configs are checked by each scenario's own parameter type
 const SCENARIOS: Record<string, (config: any) => Promise<unknown>> = {
@@ -28,6 +29,7 @@ const SCENARIOS: Record<string, (config: any) => Promise<unknown>> = {
   floor: measureFloor,
   record: recordLoad,
   server: serverBench,
+  "vs-vllm": vsVllm,
 };
 
 const [name, config] = process.argv.slice(2);
