@@ -271,7 +271,12 @@ describe("compareRuns", () => {
       "ok: completed 2 both, failed 0 both, output tokens 6 both, texts equal 1/2, 1 differ from the first character (other ids: the prompt tokenized differently)",
     );
     const detok = parseBenchResult(benchJson({ generated_texts: [" a b c", " d e\uFFFD"] }));
-    expect(compareRuns(a, detok)).toMatchObject({ textsDetokenizedDifferently: 1, ok: false });
+    const c2 = compareRuns(a, detok);
+    expect(c2).toMatchObject({ textsDetokenizedDifferently: 1, ok: false });
+    expect(c2.firstDivergence).toEqual({ request: 1, at: 4, vllm: " d e f", ours: " d e\uFFFD" });
+    expect(correctnessLine(c2)).toMatch(
+      /first: request 1 at character 4, vLLM " d e f" vs ours " d e\uFFFD"$/,
+    );
     const fewer = parseBenchResult(benchJson({ output_lens: [3, 2], total_output_tokens: 5 }));
     const c3 = compareRuns(a, fewer);
     expect(c3.ok).toBe(false);

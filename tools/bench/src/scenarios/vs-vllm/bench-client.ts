@@ -1,11 +1,13 @@
 // vLLM's benchmark client, `vllm bench serve`, as vLLM users run it: its argv for a workload, its saved
-// result (`--save-result --save-detailed`) read into the figures this scenario compares, and a run that
-// calls back when the measured part starts and ends (the client prints those lines), so CPU is sampled
-// over the benchmark itself, not over the client's start-up and dataset generation.
-import { spawn } from "node:child_process";
+// result (`--save-result --save-detailed`) read into the figures this scenario compares, and runs that call
+// back when the measured part starts and ends (the client prints those lines), so CPU is sampled over the
+// benchmark itself, not over the client's start-up and dataset generation.
+import { type ChildProcess, spawn } from "node:child_process";
+import { once } from "node:events";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
+import { fileURLToPath } from "node:url";
 import { registerErrorClass, VllmEngineCoreError } from "@vllm-engine-core/errors";
 import type { RealEngineKit } from "@vllm-engine-core/real-engine";
 import { type Workload, warmupRequests } from "./workloads.js";
@@ -170,70 +172,153 @@ export function parseBenchResult(json: unknown): ClientResult {
 export const START_LINE = /^Starting main benchmark run/;
 /** …and this once every measured request finished. */
 export const END_LINE = /Serving Benchmark Result/;
+/** python/vllm_bench_loop.py prints this after each run, with the CLI's exit code. */
+export const DONE_LINE = /^vs-vllm-bench-loop: done (-?\d+)$/;
+
+const LOOP = fileURLToPath(new URL("../../../python/vllm_bench_loop.py", import.meta.url));
+
+interface Pending {
+  readonly args: ClientArgs;
+  readonly onStart: (pid: number) => unknown;
+  readonly onEnd: (pid: number) => unknown;
+  started?: { value: unknown };
+  ended?: { value: unknown };
+  hookError?: unknown;
+  readonly resolve: (run: { result: ClientResult; started: unknown; ended: unknown }) => void;
+  readonly reject: (error: unknown) => void;
+  readonly timer: NodeJS.Timeout;
+}
 
 /**
- * Runs `vllm bench serve` with `argv`; calls `onStart(pid)` at START_LINE and `onEnd(pid)` at END_LINE
- * (the client's pid, for its CPU), then reads its result file. Rejects with the output's tail when it
- * fails or runs longer than `timeoutMs`.
+ * vLLM's benchmark client: `vllm bench serve` runs one after the other in one Python process
+ * (python/vllm_bench_loop.py: vLLM's CLI entry point per run), so that its start-up is paid once. Each run
+ * calls `onStart(pid)` at START_LINE and `onEnd(pid)` at END_LINE (the client's pid, for its CPU), then
+ * resolves with the result file. A run that fails or outlives its bound rejects with the output's tail (on
+ * a timeout the process is killed and the next run starts a new one). If this Node process dies, the loop
+ * reads the end of its stdin and exits after the run in progress.
  */
-export function runBenchClient<S, E>(
-  kit: RealEngineKit,
-  args: ClientArgs,
-  hooks: { onStart(pid: number): S; onEnd(pid: number): E },
-  timeoutMs: number,
-): Promise<{ result: ClientResult; started: S; ended: E }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(kit.vllm.command, [...kit.vllm.args, ...benchArgv(args)], {
-      env: { ...process.env, ...kit.env, PYTHONUNBUFFERED: "1" },
-      stdio: ["ignore", "pipe", "pipe"],
+export class BenchClient {
+  private child: ChildProcess | undefined;
+  private pending: Pending | undefined;
+  private readonly tail: string[] = [];
+
+  constructor(private readonly kit: RealEngineKit) {}
+
+  run<S, E>(
+    args: ClientArgs,
+    hooks: { onStart(pid: number): S; onEnd(pid: number): E },
+    timeoutMs: number,
+  ): Promise<{ result: ClientResult; started: S; ended: E }> {
+    if (this.pending) return Promise.reject(new Error("BenchClient runs one benchmark at a time"));
+    const child = this.child ?? this.spawn();
+    return new Promise((resolve, reject) => {
+      this.tail.length = 0;
+      this.pending = {
+        args,
+        onStart: hooks.onStart,
+        onEnd: hooks.onEnd,
+        resolve: resolve as Pending["resolve"],
+        reject,
+        timer: setTimeout(() => this.fail(`did not finish within ${timeoutMs / 1000} s`, true), timeoutMs),
+      };
+      child.stdin?.write(`${JSON.stringify(benchArgv(args))}\n`);
+    });
+  }
+
+  /** Ends the Python process (stdin closed: its loop ends), killing it if it does not exit within 10 s. */
+  async close(): Promise<void> {
+    const child = this.child;
+    if (!child || child.exitCode !== null || child.signalCode !== null) return;
+    const exited = once(child, "close");
+    child.stdin?.end();
+    const timer = setTimeout(() => this.killGroup(child), 10_000);
+    await exited;
+    clearTimeout(timer);
+  }
+
+  private spawn(): ChildProcess {
+    const child = spawn(this.kit.python, [LOOP], {
+      env: { ...process.env, ...this.kit.env, OMP_NUM_THREADS: "1", PYTHONUNBUFFERED: "1" },
+      stdio: ["pipe", "pipe", "pipe"],
       detached: true,
     });
-    const pid = child.pid;
-    if (pid === undefined) {
-      reject(new Error(`could not spawn ${kit.vllm.command}`));
+    this.child = child;
+    child.stdin?.on("error", () => {}); // a dead child: reported by "close"
+    for (const stream of [child.stdout, child.stderr]) {
+      if (stream)
+        createInterface({ input: stream, crlfDelay: Number.POSITIVE_INFINITY }).on("line", (l) =>
+          this.onLine(l),
+        );
+    }
+    child.once("close", (code, signal) => {
+      if (this.child === child) this.child = undefined;
+      this.fail(`exited (code ${code}, signal ${signal})`, false);
+    });
+    return child;
+  }
+
+  private killGroup(child: ChildProcess): void {
+    try {
+      if (child.pid !== undefined) process.kill(-child.pid, "SIGKILL");
+    } catch {
+      // Gone already.
+    }
+  }
+
+  private fail(what: string, kill: boolean): void {
+    const p = this.pending;
+    if (!p) return;
+    this.pending = undefined;
+    clearTimeout(p.timer);
+    if (kill && this.child) {
+      this.killGroup(this.child);
+      this.child = undefined;
+    }
+    p.reject(new Error(`vllm bench serve ${what}; its last lines:\n${this.tail.join("\n")}`));
+  }
+
+  private onLine(line: string): void {
+    this.tail.push(line);
+    if (this.tail.length > 40) this.tail.shift();
+    const p = this.pending;
+    const pid = this.child?.pid;
+    if (!p || pid === undefined) return;
+    try {
+      if (!p.started && START_LINE.test(line)) p.started = { value: p.onStart(pid) };
+      else if (p.started && !p.ended && END_LINE.test(line)) p.ended = { value: p.onEnd(pid) };
+    } catch (error) {
+      p.hookError ??= error;
+    }
+    const done = DONE_LINE.exec(line);
+    if (!done) return;
+    if (p.hookError) {
+      this.settle(() => p.reject(p.hookError));
       return;
     }
-    const tail: string[] = [];
-    let started: { value: S } | undefined;
-    let ended: { value: E } | undefined;
-    let hookError: unknown;
-    const onLine = (line: string) => {
-      tail.push(line);
-      if (tail.length > 40) tail.shift();
-      try {
-        if (!started && START_LINE.test(line)) started = { value: hooks.onStart(pid) };
-        else if (started && !ended && END_LINE.test(line)) ended = { value: hooks.onEnd(pid) };
-      } catch (error) {
-        hookError ??= error;
-      }
-    };
-    for (const stream of [child.stdout, child.stderr]) {
-      createInterface({ input: stream, crlfDelay: Number.POSITIVE_INFINITY }).on("line", onLine);
+    if (done[1] !== "0") {
+      this.fail(`exited with code ${done[1]}`, false);
+      return;
     }
-    const timer = setTimeout(() => {
-      try {
-        process.kill(-pid, "SIGKILL");
-      } catch {
-        // Gone already.
-      }
-    }, timeoutMs);
-    child.once("error", (error) => {
-      clearTimeout(timer);
-      reject(error);
+    if (!p.started || !p.ended) {
+      this.fail("never printed its start and result lines", false);
+      return;
+    }
+    const { started, ended } = p;
+    this.settle(() => {
+      const json = JSON.parse(readFileSync(join(p.args.resultDir, p.args.resultFile), "utf8")) as unknown;
+      p.resolve({ result: parseBenchResult(json), started: started.value, ended: ended.value });
     });
-    child.once("close", (code, signal) => {
-      clearTimeout(timer);
-      const why = (what: string) =>
-        new Error(`vllm bench serve ${what}; its last lines:\n${tail.join("\n")}`);
-      if (hookError) return reject(hookError);
-      if (code !== 0) return reject(why(`exited with code ${code}, signal ${signal}`));
-      if (!started || !ended) return reject(why("never printed its start and result lines"));
-      try {
-        const json = JSON.parse(readFileSync(join(args.resultDir, args.resultFile), "utf8")) as unknown;
-        resolve({ result: parseBenchResult(json), started: started.value, ended: ended.value });
-      } catch (error) {
-        reject(error);
-      }
-    });
-  });
+  }
+
+  private settle(finish: () => void): void {
+    const p = this.pending;
+    if (!p) return;
+    this.pending = undefined;
+    clearTimeout(p.timer);
+    try {
+      finish();
+    } catch (error) {
+      p.reject(error);
+    }
+  }
 }

@@ -11,7 +11,7 @@ import {
   realEngineKit,
   repoRoot,
 } from "@vllm-engine-core/real-engine";
-import { runBenchClient } from "./bench-client.js";
+import { BenchClient } from "./bench-client.js";
 import { type CpuSnapshot, snapshot, windowCpu } from "./proc.js";
 import {
   renderMarkdown,
@@ -49,7 +49,7 @@ function envList(value: string | undefined): string[] | undefined {
 }
 
 async function runSide(
-  kit: RealEngineKit,
+  client: BenchClient,
   stack: Stack,
   workload: Workload,
   round: number,
@@ -58,8 +58,7 @@ async function runSide(
   resultDir: string,
 ): Promise<SideRun> {
   let roles: ReturnType<Stack["roles"]> | undefined;
-  const { result, started, ended } = await runBenchClient<CpuSnapshot, CpuSnapshot>(
-    kit,
+  const { result, started, ended } = await client.run<CpuSnapshot, CpuSnapshot>(
     {
       workload,
       baseUrl: stack.baseUrl,
@@ -82,6 +81,7 @@ async function runSide(
 
 async function runWorkload(
   kit: RealEngineKit,
+  client: BenchClient,
   workload: Workload,
   rounds: number,
   tokenizerDir: string,
@@ -108,7 +108,7 @@ async function runWorkload(
       // A B, then B A: neither side always runs first after the stacks' start-up.
       const order: Side[] = round % 2 === 1 ? ["vllm", "ours"] : ["ours", "vllm"];
       for (const side of order) {
-        const run = await runSide(kit, bySide(side), workload, round, round, tokenizerDir, resultDir);
+        const run = await runSide(client, bySide(side), workload, round, round, tokenizerDir, resultDir);
         log(
           `  round ${round} ${side.padEnd(4)}: ${run.client.outputTokS.toFixed(0)} tok/s, TTFT p50 ${run.client.ttftP50Ms.toFixed(1)} ms, ` +
             `ITL p99 ${run.client.itlP99Ms.toFixed(1)} ms, server ${((run.cpu.serverSeconds / run.client.totalOutputTokens) * 1e6).toFixed(1)} µs CPU/token ` +
@@ -177,10 +177,11 @@ export async function vsVllm(config: VsVllmConfig = {}): Promise<VsVllmDocument>
   const resultDir = mkdtempSync(join(outDir, "tmp-vs-vllm-"));
   const results: WorkloadResult[] = [];
   const errors: string[] = [];
+  const client = new BenchClient(lookup.kit);
   try {
     for (const workload of workloads) {
       try {
-        results.push(await runWorkload(lookup.kit, workload, rounds, tokenizer.dir, resultDir, log));
+        results.push(await runWorkload(lookup.kit, client, workload, rounds, tokenizer.dir, resultDir, log));
       } catch (error) {
         const message = `${workload.name}: ${error instanceof Error ? error.message : String(error)}`;
         errors.push(message);
@@ -188,6 +189,7 @@ export async function vsVllm(config: VsVllmConfig = {}): Promise<VsVllmDocument>
       }
     }
   } finally {
+    await client.close();
     tokenizer.remove();
     rmSync(resultDir, { recursive: true, force: true });
   }

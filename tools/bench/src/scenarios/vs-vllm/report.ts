@@ -138,6 +138,13 @@ export interface Correctness {
   readonly textsDifferentIds: number;
   /** Texts equal for a while, then different: the same ids detokenized differently. */
   readonly textsDetokenizedDifferently: number;
+  /** The first text that diverges mid-text: request index, character offset, and ±20 characters of each side. */
+  readonly firstDivergence?: {
+    readonly request: number;
+    readonly at: number;
+    readonly vllm: string;
+    readonly ours: string;
+  };
   readonly ok: boolean;
 }
 
@@ -153,13 +160,19 @@ export function compareRuns(vllm: ClientResult, ours: ClientResult): Correctness
   let textsEqual = 0;
   let textsDifferentIds = 0;
   let textsDetokenizedDifferently = 0;
+  let firstDivergence: Correctness["firstDivergence"];
   for (let i = 0; i < n; i++) {
     if (vllm.outputLens[i] !== ours.outputLens[i]) tokenCountMismatches++;
     const a = vllm.texts[i] ?? "";
     const b = ours.texts[i] ?? "";
+    const at = commonPrefix(a, b);
     if (a === b) textsEqual++;
-    else if (commonPrefix(a, b) === 0) textsDifferentIds++;
-    else textsDetokenizedDifferently++;
+    else if (at === 0) textsDifferentIds++;
+    else {
+      textsDetokenizedDifferently++;
+      const around = (t: string) => t.slice(Math.max(0, at - 20), at + 20);
+      firstDivergence ??= { request: i, at, vllm: around(a), ours: around(b) };
+    }
   }
   return {
     requests: n,
@@ -170,6 +183,7 @@ export function compareRuns(vllm: ClientResult, ours: ClientResult): Correctness
     textsEqual,
     textsDifferentIds,
     textsDetokenizedDifferently,
+    ...(firstDivergence ? { firstDivergence } : {}),
     ok:
       vllm.completed === ours.completed &&
       vllm.failed === 0 &&
@@ -195,6 +209,12 @@ export function correctnessLine(c: Correctness): string {
     );
   if (c.textsDetokenizedDifferently > 0)
     parts.push(`${c.textsDetokenizedDifferently} diverge mid-text (same ids detokenized differently)`);
+  if (c.firstDivergence) {
+    const d = c.firstDivergence;
+    parts.push(
+      `first: request ${d.request} at character ${d.at}, vLLM ${JSON.stringify(d.vllm)} vs ours ${JSON.stringify(d.ours)}`,
+    );
+  }
   return `${c.ok ? "ok" : "MISMATCH"}: ${parts.join(", ")}`;
 }
 

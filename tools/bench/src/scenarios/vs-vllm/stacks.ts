@@ -6,8 +6,6 @@
 //   `vllm-engine-core serve` (packages/cli) bound to its handshake address.
 // Both engines load the tokenizer (no --skip-tokenizer-init) and log stats (no --disable-log-stats), as
 // `vllm serve` does by default. Each side says which processes are its server and which its engine.
-import { type ChildProcess, spawn } from "node:child_process";
-import { once } from "node:events";
 import { join } from "node:path";
 import {
   type EngineFlags,
@@ -16,6 +14,7 @@ import {
   prepareServerModelDir,
   type RealEngineKit,
   repoRoot,
+  spawnVllmProcess,
   startRealEngine,
   startVllmServer,
   type VllmProcess,
@@ -97,47 +96,6 @@ export async function startVllmStack(o: StackOptions): Promise<Stack> {
 const CLI = join(repoRoot, "packages", "cli", "bin", "vllm-engine-core.js");
 const LISTENING = /serving "[^"]+" on (http:\/\/[^\s]+:\d+)/;
 
-/** `vllm-engine-core serve`: resolves its base URL once it prints the address it listens on. */
-function startCli(args: string[], timeoutMs: number): { child: ChildProcess; listening: Promise<string> } {
-  const child = spawn(process.execPath, [CLI, "serve", ...args], { stdio: ["ignore", "pipe", "pipe"] });
-  let output = "";
-  const listening = new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(
-      () => reject(new Error(`vllm-engine-core serve printed no address in ${timeoutMs} ms:\n${output}`)),
-      timeoutMs,
-    );
-    const onData = (data: Buffer) => {
-      output = (output + data.toString()).slice(-8000);
-      const url = LISTENING.exec(output)?.[1];
-      if (url) {
-        clearTimeout(timer);
-        resolve(url);
-      }
-    };
-    child.stdout?.on("data", onData);
-    child.stderr?.on("data", onData);
-    child.once("exit", (code, signal) => {
-      clearTimeout(timer);
-      reject(
-        new Error(
-          `vllm-engine-core serve exited (code ${code}, signal ${signal}) before listening:\n${output}`,
-        ),
-      );
-    });
-  });
-  listening.catch(() => {});
-  return { child, listening };
-}
-
-async function stopCli(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  const exited = once(child, "exit");
-  child.kill("SIGTERM");
-  const timer = setTimeout(() => child.kill("SIGKILL"), 10_000);
-  await exited;
-  clearTimeout(timer);
-}
-
 export async function startOursStack(o: StackOptions): Promise<Stack> {
   const model = prepareServerModelDir();
   const engine = startRealEngine({
@@ -149,8 +107,11 @@ export async function startOursStack(o: StackOptions): Promise<Stack> {
     executor: o.executor,
     env: { PYTHONUNBUFFERED: "1" },
   });
-  const cli = startCli(
+  const cli = spawnVllmProcess(
+    process.execPath,
     [
+      CLI,
+      "serve",
       "--model",
       model.dir,
       "--served-model-name",
@@ -160,10 +121,10 @@ export async function startOursStack(o: StackOptions): Promise<Stack> {
       "--port",
       String(await freePort()),
     ],
-    o.timeoutMs,
+    process.env,
   );
   const stop = async () => {
-    await stopCli(cli.child);
+    await stopQuietly(cli);
     await stopQuietly(engine);
     model.remove();
   };
@@ -174,9 +135,12 @@ export async function startOursStack(o: StackOptions): Promise<Stack> {
       );
     });
     died.catch(() => {});
-    const baseUrl = await Promise.race([cli.listening, died]);
+    const listening = cli
+      .waitForLog(LISTENING, o.timeoutMs)
+      .then((line) => LISTENING.exec(line)?.[1] as string);
+    const baseUrl = await Promise.race([listening, died]);
     const enginePid = engineCorePid(await engine.waitForLog(ENGINE_CORE_LOG, 5000));
-    const serverPid = cli.child.pid as number;
+    const serverPid = cli.pid;
     return {
       side: "ours",
       baseUrl,
