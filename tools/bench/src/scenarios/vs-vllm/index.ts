@@ -2,7 +2,7 @@
 // (model-free executor), driven by vLLM's own `vllm bench serve`, A/B over rounds, per workload of
 // issue 23's table. Writes bench-results/vs-vllm.json and bench-results/VS-VLLM.md. Skips, saying why,
 // when no vLLM can be found or set up (tools/real-engine's kit lookup: ../shared/vllm-cpu).
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { availableParallelism, loadavg } from "node:os";
 import { join } from "node:path";
 import {
@@ -174,7 +174,10 @@ export async function vsVllm(config: VsVllmConfig = {}): Promise<VsVllmDocument>
     `vs-vllm: ${lookup.kit.description}; ${workloads.length} workload(s), ${rounds} rounds${quick ? ", quick" : ""}`,
   );
   const tokenizer = prepareServerModelDir();
-  const resultDir = mkdtempSync(join(outDir, "tmp-vs-vllm-"));
+  // The client's own result files stay for inspection (bench-results/tmp/ is not committed).
+  const resultDir = join(outDir, "tmp", "vs-vllm");
+  rmSync(resultDir, { recursive: true, force: true });
+  mkdirSync(resultDir, { recursive: true });
   const results: WorkloadResult[] = [];
   const errors: string[] = [];
   const client = new BenchClient(lookup.kit);
@@ -191,7 +194,6 @@ export async function vsVllm(config: VsVllmConfig = {}): Promise<VsVllmDocument>
   } finally {
     await client.close();
     tokenizer.remove();
-    rmSync(resultDir, { recursive: true, force: true });
   }
   return finish({ workloads: results, errors, kit: lookup.kit.description });
 }

@@ -103,7 +103,11 @@ export function selectWorkloads(options: {
   });
 }
 
-/** `--num-warmups` of the benchmark client: warm both servers (JIT, pools) before the measured run. */
+/**
+ * `--num-warmups` of the benchmark client: one wave at the run's concurrency (at most 256) before every
+ * measured run, so that neither server is measured cold (V8 compiles our server's hot paths on its first
+ * thousands of tokens; with 32 warm-up requests our first round cost 2× the CPU per token of the second).
+ */
 export function warmupRequests(w: Workload): number {
-  return Math.min(w.streams, 32);
+  return Math.min(w.streams, 256);
 }
