@@ -32,7 +32,7 @@ const HELP = `usage: bench [--quick] [--skip-probe] [--profile] [--only throughp
   --skip-probe  reuse bench-results/probe.json instead of running tools/probe (≈45 s)
   --profile     also profile the product's and the ceiling's working threads (replay engine, 1024 streams)
   --only        run only these sections (the rest is left out of the results); vs-vllm (vLLM's server vs
-                ours, ~10 min, not in the default set) writes vs-vllm.json and VS-VLLM.md of its own`;
+                ours, many minutes, not in the default set) writes vs-vllm.json and VS-VLLM.md of its own`;
 
 const { values } = parseArgs({
   options: {
