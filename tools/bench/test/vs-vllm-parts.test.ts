@@ -257,7 +257,7 @@ describe("limitedBy", () => {
 });
 
 describe("compareRuns", () => {
-  it("tells other ids (different from the first character) from the same ids detokenized differently", () => {
+  it("tells other ids (different at both ends) from the same ids detokenized differently (a common start or end)", () => {
     const a = parseBenchResult(benchJson({ generated_texts: [" a b c", " d e f"] }));
     const otherIds = parseBenchResult(benchJson({ generated_texts: [" a b c", "xyz"] }));
     const c1 = compareRuns(a, otherIds);
@@ -268,7 +268,7 @@ describe("compareRuns", () => {
       ok: true,
     });
     expect(correctnessLine(c1)).toBe(
-      "ok: completed 2 both, failed 0 both, output tokens 6 both, texts equal 1/2, 1 differ from the first character (other ids: the prompt tokenized differently)",
+      "ok: completed 2 both, failed 0 both, output tokens 6 both, texts equal 1/2, 1 differ at both ends (other ids: the prompt tokenized differently)",
     );
     const detok = parseBenchResult(benchJson({ generated_texts: [" a b c", " d e\uFFFD"] }));
     const c2 = compareRuns(a, detok);
@@ -277,6 +277,13 @@ describe("compareRuns", () => {
     expect(correctnessLine(c2)).toMatch(
       /first: request 1 at character 4, vLLM " d e f" vs ours " d e\uFFFD"$/,
     );
+    // Seen with vLLM's server: the same ids, a different start (a first token that is part of a UTF-8 character).
+    const start = parseBenchResult(benchJson({ generated_texts: [" a b c", "\uFFFD e f"] }));
+    expect(compareRuns(a, start)).toMatchObject({
+      textsDifferentIds: 0,
+      textsDetokenizedDifferently: 1,
+      firstDivergence: { request: 1, at: 0 },
+    });
     const fewer = parseBenchResult(benchJson({ output_lens: [3, 2], total_output_tokens: 5 }));
     const c3 = compareRuns(a, fewer);
     expect(c3.ok).toBe(false);

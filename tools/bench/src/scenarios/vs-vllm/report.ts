@@ -134,9 +134,9 @@ export interface Correctness {
   /** Requests whose output token counts differ. */
   readonly tokenCountMismatches: number;
   readonly textsEqual: number;
-  /** Texts that differ from the first character: the engine generated other ids (the prompt was tokenized differently). */
+  /** Texts that differ at both ends: the engine generated other ids (the prompt was tokenized differently). */
   readonly textsDifferentIds: number;
-  /** Texts equal for a while, then different: the same ids detokenized differently. */
+  /** Texts with an equal start or an equal end: the same ids detokenized differently. */
   readonly textsDetokenizedDifferently: number;
   /** The first text that diverges mid-text: request index, character offset, and ±20 characters of each side. */
   readonly firstDivergence?: {
@@ -154,6 +154,12 @@ function commonPrefix(a: string, b: string): number {
   return i;
 }
 
+function commonSuffix(a: string, b: string): number {
+  let i = 0;
+  while (i < a.length && i < b.length && a[a.length - 1 - i] === b[b.length - 1 - i]) i++;
+  return i;
+}
+
 export function compareRuns(vllm: ClientResult, ours: ClientResult): Correctness {
   const n = Math.max(vllm.outputLens.length, ours.outputLens.length);
   let tokenCountMismatches = 0;
@@ -167,7 +173,8 @@ export function compareRuns(vllm: ClientResult, ours: ClientResult): Correctness
     const b = ours.texts[i] ?? "";
     const at = commonPrefix(a, b);
     if (a === b) textsEqual++;
-    else if (at === 0) textsDifferentIds++;
+    // Other ids share nothing at either end; the same ids detokenized differently share a start or an end.
+    else if (at === 0 && commonSuffix(a, b) === 0) textsDifferentIds++;
     else {
       textsDetokenizedDifferently++;
       const around = (t: string) => t.slice(Math.max(0, at - 20), at + 20);
@@ -204,11 +211,9 @@ export function correctnessLine(c: Correctness): string {
     `texts equal ${c.textsEqual}/${c.requests}`,
   ];
   if (c.textsDifferentIds > 0)
-    parts.push(
-      `${c.textsDifferentIds} differ from the first character (other ids: the prompt tokenized differently)`,
-    );
+    parts.push(`${c.textsDifferentIds} differ at both ends (other ids: the prompt tokenized differently)`);
   if (c.textsDetokenizedDifferently > 0)
-    parts.push(`${c.textsDetokenizedDifferently} diverge mid-text (same ids detokenized differently)`);
+    parts.push(`${c.textsDetokenizedDifferently} share a start or an end (same ids detokenized differently)`);
   if (c.firstDivergence) {
     const d = c.firstDivergence;
     parts.push(
