@@ -16,6 +16,7 @@ import {
   type ProbeExtract,
   renderMarkdown,
 } from "./report.js";
+import { vsVllm } from "./scenarios/vs-vllm/index.js";
 import type {
   LatencyResult,
   OpenStreamsMemory,
@@ -24,12 +25,13 @@ import type {
   ThroughputResult,
 } from "./types.js";
 
-const HELP = `usage: bench [--quick] [--skip-probe] [--profile] [--only throughput,latency,memory,server] [--out-dir <dir>]
+const HELP = `usage: bench [--quick] [--skip-probe] [--profile] [--only throughput,latency,memory,server,vs-vllm] [--out-dir <dir>]
 
   --quick       shorter windows (1 s) for a smoke run; numbers are noisier
   --skip-probe  reuse bench-results/probe.json instead of running tools/probe (≈45 s)
   --profile     also profile the product's and the ceiling's working threads (replay engine, 1024 streams)
-  --only        run only these sections (the rest is left out of the results)`;
+  --only        run only these sections (the rest is left out of the results); vs-vllm (vLLM's server vs
+                ours, many minutes, not in the default set) writes vs-vllm.json and VS-VLLM.md of its own`;
 
 const values = parseToolArgs(HELP, {
   quick: { type: "boolean" },
@@ -128,6 +130,12 @@ async function runProbe(): Promise<BenchDocument["probe"]> {
   }
   const probe = JSON.parse(readFileSync(file, "utf8")) as ProbeExtract;
   return { generatedAt: probe.generatedAt, rows: probe.rows, goal: probe.goal };
+}
+
+if (sections.delete("vs-vllm")) {
+  const doc = await vsVllm({ quick: values.quick === true, outDir, log });
+  if (doc.errors.length > 0) process.exitCode = 1;
+  if (sections.size === 0) process.exit();
 }
 
 const commit = await gitCommit();

@@ -14,6 +14,7 @@ import {
 } from "./scenarios/product.js";
 import { pythonThroughput } from "./scenarios/python.js";
 import { serverBench } from "./scenarios/server.js";
+import { vsVllm } from "./scenarios/vs-vllm/index.js";
 
 const SCENARIOS: ScenarioRegistry = {
   "throughput-product": productThroughput,
@@ -27,6 +28,7 @@ const SCENARIOS: ScenarioRegistry = {
   floor: measureFloor,
   record: recordLoad,
   server: serverBench,
+  "vs-vllm": vsVllm,
 };
 
 await runScenarioFromArgv(SCENARIOS);

@@ -19,7 +19,7 @@ export {
 } from "./kit.js";
 export { type EngineFlags, type ExecutorOptions, engineArgv, executorEnv } from "./options.js";
 export { freePort } from "./ports.js";
-export type { ExitInfo, VllmProcess } from "./process.js";
+export { type ExitInfo, spawnVllmProcess, type VllmProcess } from "./process.js";
 export {
   prepareServerModelDir,
   qwen3TokenizerFiles,

@@ -1,0 +1,121 @@
+// Process CPU from /proc (Linux): the process table (pid → parent, CPU seconds of all its threads), process
+// trees, and the machine's busy time, so a run can say which process was near a core and what else ran.
+import { readdirSync, readFileSync } from "node:fs";
+import { parseStatCpuSeconds } from "../../cpu.js";
+
+export interface ProcEntry {
+  readonly ppid: number;
+  /** utime + stime of every thread of the process, seconds. */
+  readonly cpuSeconds: number;
+}
+
+/** The parent pid and CPU seconds from the text of /proc/<pid>/stat (the command name may hold spaces and ')'). */
+export function parseStat(stat: string): ProcEntry {
+  const rest = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  // rest[0] is field 3 (state), rest[1] field 4 (ppid).
+  return { ppid: Number(rest[1]), cpuSeconds: parseStatCpuSeconds(stat) };
+}
+
+/** Every process visible now. */
+export function readProcessTable(): Map<number, ProcEntry> {
+  const table = new Map<number, ProcEntry>();
+  for (const name of readdirSync("/proc")) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      table.set(Number(name), parseStat(readFileSync(`/proc/${name}/stat`, "utf8")));
+    } catch {
+      // Exited between readdir and read.
+    }
+  }
+  return table;
+}
+
+/** `root` and every process below it in `table` (root included even when absent from the table). */
+export function descendants(table: ReadonlyMap<number, ProcEntry>, root: number): number[] {
+  const children = new Map<number, number[]>();
+  for (const [pid, entry] of table) {
+    const list = children.get(entry.ppid);
+    if (list) list.push(pid);
+    else children.set(entry.ppid, [pid]);
+  }
+  const out: number[] = [];
+  const todo = [root];
+  while (todo.length > 0) {
+    const pid = todo.pop() as number;
+    out.push(pid);
+    todo.push(...(children.get(pid) ?? []));
+  }
+  return out;
+}
+
+/** CPU seconds of `pids` in `table` (pids not in it count 0). */
+export function cpuOf(table: ReadonlyMap<number, ProcEntry>, pids: readonly number[]): number {
+  let sum = 0;
+  for (const pid of pids) sum += table.get(pid)?.cpuSeconds ?? 0;
+  return sum;
+}
+
+/** Busy and total CPU seconds of the whole machine (all cores) from the text of /proc/stat's "cpu" line. */
+export function parseMachineStat(text: string): { busySeconds: number; totalSeconds: number } {
+  const line = text.split("\n").find((l) => l.startsWith("cpu "));
+  if (!line) throw new Error("/proc/stat has no aggregate 'cpu' line");
+  // user nice system idle iowait irq softirq steal (guest times are already inside user/nice).
+  const [user, nice, system, idle, iowait, irq, softirq, steal] = line
+    .trim()
+    .split(/\s+/)
+    .slice(1, 9)
+    .map(Number);
+  const busy = (user ?? 0) + (nice ?? 0) + (system ?? 0) + (irq ?? 0) + (softirq ?? 0) + (steal ?? 0);
+  const total = busy + (idle ?? 0) + (iowait ?? 0);
+  return { busySeconds: busy / 100, totalSeconds: total / 100 };
+}
+
+export function readMachineBusySeconds(): number {
+  return parseMachineStat(readFileSync("/proc/stat", "utf8")).busySeconds;
+}
+
+/** The processes each role is measured over; fixed when the window opens. */
+export interface Roles {
+  readonly server: readonly number[];
+  readonly engine: readonly number[];
+  readonly client: readonly number[];
+}
+
+export interface CpuSnapshot {
+  readonly at: number;
+  readonly server: number;
+  readonly engine: number;
+  readonly client: number;
+  readonly machineBusy: number;
+}
+
+export function snapshot(roles: Roles): CpuSnapshot {
+  const table = readProcessTable();
+  return {
+    at: performance.now(),
+    server: cpuOf(table, roles.server),
+    engine: cpuOf(table, roles.engine),
+    client: cpuOf(table, roles.client),
+    machineBusy: readMachineBusySeconds(),
+  };
+}
+
+/** CPU seconds per role over a window, and its wall seconds. */
+export interface WindowCpu {
+  readonly wallSeconds: number;
+  readonly serverSeconds: number;
+  readonly engineSeconds: number;
+  readonly clientSeconds: number;
+  /** Every process of the machine (others' work included). */
+  readonly machineBusySeconds: number;
+}
+
+export function windowCpu(a: CpuSnapshot, b: CpuSnapshot): WindowCpu {
+  return {
+    wallSeconds: (b.at - a.at) / 1000,
+    serverSeconds: b.server - a.server,
+    engineSeconds: b.engine - a.engine,
+    clientSeconds: b.client - a.client,
+    machineBusySeconds: b.machineBusy - a.machineBusy,
+  };
+}
