@@ -125,9 +125,9 @@ const STREAMS = [256, 1024] as const;
 const sign = (ms: number) => `${ms >= 0 ? "+" : "−"}${fmtMs(Math.abs(ms))}`;
 
 /**
- * The goal table: issue 11's "Speed it must reach" (replay engine for throughput and CPU, the latency
- * section for latency, tools/probe for the parked caller), issue 12's metrics row, the Python loop, the
- * server (issue 14). Every ratio is oriented so that ≥ 1 means met. Mock-engine throughput vs the ceiling
+ * The goal table: the speed the product must reach (replay engine for throughput and CPU, the latency
+ * section for latency, tools/probe for the parked caller), the metrics row, the Python loop, the
+ * server. Every ratio is oriented so that ≥ 1 means met. Mock-engine throughput vs the ceiling
  * is not a goal: the mock engine takes a core at full load, so on a small machine it caps every frontend
  * and the ratio measures the machine (section 2 still shows it).
  */
@@ -274,7 +274,7 @@ export function computeGoals(doc: Omit<BenchDocument, "goals" | "profile">): Goa
         "> 1.0× at both",
         STREAMS.map((s, i) => `${x(ratios[i]!)} at ${s}`).join(", "),
         Math.min(...ratios),
-        "issue 11: the runtime and the consumer are two cores; pipelined, they can beat one",
+        "stretch: the runtime and the consumer are two cores; pipelined, they can beat one",
         (r) => r > 1,
       ),
     );
@@ -319,7 +319,7 @@ export function computeGoals(doc: Omit<BenchDocument, "goals" | "profile">): Goa
   return rows;
 }
 
-/** The server's goals (issue 14): delivered tokens/s vs the bare client, added latency p50. */
+/** The server's goals: delivered tokens/s vs the bare client, added latency p50. */
 export function serverGoals(r: ServerBenchResult): GoalRow[] {
   const ratio = r.server.tokensPerSec / r.bare.tokensPerSec;
   const where = `${r.streams} streaming chats, mock engine step ${r.stepMs} ms`;
@@ -385,7 +385,7 @@ export function renderMarkdown(doc: BenchDocument): string {
     "## Goals",
     "",
     "Issue 11's speed goals (throughput and frontend CPU on the replay engine, latency from section 3,",
-    "the parked caller from tools/probe), issue 12's metrics cost, the Python loop and the server. *Ratio to",
+    "the parked caller from tools/probe), the metrics cost, the Python loop and the server. *Ratio to",
     "target* is oriented so that ≥ 1 means met. Mock-engine throughput vs the ceiling is not a goal: the mock",
     "engine takes a core at full load, so on a small machine it caps every frontend (section 2 shows it).",
     "",

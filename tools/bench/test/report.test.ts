@@ -150,7 +150,7 @@ describe("computeGoals", () => {
     return found[0]!;
   };
 
-  it("states issue 11's goals, the metrics rows, the Python rows and nothing else", () => {
+  it("states the speed goals, the metrics rows, the Python rows and nothing else", () => {
     expect(goals.map((g) => g.goal)).toEqual([
       "delivered outputs/s vs the single-thread ceiling, 256 streams (replay engine)",
       "delivered outputs/s vs the single-thread ceiling, 1024 streams (replay engine)",

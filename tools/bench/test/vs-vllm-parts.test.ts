@@ -100,7 +100,7 @@ describe("benchArgv", () => {
 });
 
 describe("workloads", () => {
-  it("has issue 23's five rows; quick keeps the concurrency and shortens the run; unknown names throw", () => {
+  it("has the five workloads; quick keeps the concurrency and shortens the run; unknown names throw", () => {
     const full = selectWorkloads({ quick: false });
     expect(full.map((w) => [w.name, w.streams, w.inputLen, w.outputLen, w.stepMs])).toEqual([
       ["completions-64", 64, 128, 128, 10],

@@ -1,4 +1,4 @@
-// The OpenAI-compatible server under load (issue 14): N concurrent streaming chat completions through
+// The OpenAI-compatible server under load: N concurrent streaming chat completions through
 // @vllm-engine-core/server over real HTTP, against the mock engine in a child process, read by a load
 // generator in a third process; next to the bare client's figures against the same engine in the same run.
 //
