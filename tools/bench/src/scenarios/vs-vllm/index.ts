@@ -1,6 +1,6 @@
 // The vs-vllm scenario: vLLM's Python OpenAI server and ours, each in front of its own real vLLM engine core
-// (model-free executor), driven by vLLM's own `vllm bench serve`, A/B over rounds, per workload of
-// the table of measured workloads. Writes bench-results/vs-vllm.json and bench-results/VS-VLLM.md. Skips, saying why,
+// (model-free executor), driven by vLLM's own `vllm bench serve`, A/B over rounds, per workload
+// (workloads.ts). Writes bench-results/vs-vllm.json and bench-results/VS-VLLM.md. Skips, saying why,
 // when no vLLM can be found or set up (tools/real-engine's kit lookup: ../shared/vllm-cpu).
 import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { availableParallelism, loadavg } from "node:os";

@@ -1,5 +1,6 @@
-// The workloads of the side-by-side (the operator's questions: moderate and high concurrency, chat, long prompts, saturation): random prompts, `--ignore-eos`, streaming, one engine
-// per side with max_num_seqs 256 and a 10 ms step, then step 0 with 512 streams for saturation.
+// The workloads of the side-by-side (moderate and high concurrency, chat, long prompts, saturation): random
+// prompts, `--ignore-eos`, streaming, one engine per side with max_num_seqs 256 and a 10 ms step, then step 0
+// with 512 streams for saturation.
 
 export type Endpoint = "completions" | "chat";
 
