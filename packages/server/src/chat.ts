@@ -313,7 +313,8 @@ export async function chatCompletions(
           ? textChunks[i]!.jsonWithUsage(d.text, promptTokenIds.length, completionTokens[i]!)
           : textChunks[i]!.json(d.text);
         // A closed connection ends the loop; leaving it aborts every choice's request on the engine.
-        if (!(await sse.sendJson(json))) break;
+        const sent = sse.sendJson(json);
+        if (sent !== true && !(await sent)) break;
         continue;
       }
       const choiceJson = {

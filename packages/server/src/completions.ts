@@ -263,7 +263,8 @@ export async function completions(
         const json = continuousUsage
           ? textChunks[i]!.jsonWithUsage(text, promptOf(choice).tokenIds.length, completionTokens[i]!)
           : textChunks[i]!.json(text);
-        if (!(await sse.sendJson(json))) break;
+        const sent = sse.sendJson(json);
+        if (sent !== true && !(await sent)) break;
         continue;
       }
       const choiceJson = {

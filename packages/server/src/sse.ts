@@ -24,9 +24,6 @@ export interface SseStats {
   maxBufferedBytes: number;
 }
 
-const RESOLVED_TRUE = Promise.resolve(true);
-const RESOLVED_FALSE = Promise.resolve(false);
-
 export class SseWriter {
   readonly #raw: ServerResponse;
   readonly #stats: SseStats | undefined;
@@ -57,13 +54,17 @@ export class SseWriter {
     this.#raw.flushHeaders();
   }
 
-  /** `data: <json>\n\n`; false when the connection is gone. */
-  send(payload: unknown): Promise<boolean> {
+  /**
+   * `data: <json>\n\n`; false when the connection is gone. A plain boolean when that is known at once (the
+   * socket took the bytes, or is gone), so that a caller can skip an await per event; else a promise that
+   * settles once the socket drained (true) or closed (false).
+   */
+  send(payload: unknown): boolean | Promise<boolean> {
     return this.#write(`data: ${JSON.stringify(payload)}\n\n`);
   }
 
   /** `data: <json>\n\n` for an already serialized payload. */
-  sendJson(json: string): Promise<boolean> {
+  sendJson(json: string): boolean | Promise<boolean> {
     return this.#write(`data: ${json}\n\n`);
   }
 
@@ -84,8 +85,8 @@ export class SseWriter {
     return socket._httpMessage === raw ? socket : null;
   }
 
-  #write(chunk: string): Promise<boolean> {
-    if (this.closed) return RESOLVED_FALSE;
+  #write(chunk: string): boolean | Promise<boolean> {
+    if (this.closed) return false;
     const socket = this.#directSocket();
     let ok: boolean;
     if (socket !== null) {
@@ -99,7 +100,7 @@ export class SseWriter {
       stats.maxBufferedBytes = Math.max(stats.maxBufferedBytes, this.#raw.writableLength);
       if (!ok) stats.drainWaits++;
     }
-    if (ok) return RESOLVED_TRUE;
+    if (ok) return true;
     // The socket's 'drain' when writing to it directly (the response emits 'drain' only after its own
     // writes filled the socket).
     const drains: NodeJS.EventEmitter = socket ?? this.#raw;
