@@ -306,21 +306,26 @@ export async function chatCompletions(
         if (!(await sse.send(chunk([parsed], u === undefined ? {} : { usage: u })))) break;
         continue;
       }
-      if (d.text === "" && !d.finished && lp === null) continue;
-      const choiceJson = () => ({
+      if (!d.finished && lp === null) {
+        // The common chunk: a text delta from the per-request template (nothing to send while held back).
+        if (d.text === "") continue;
+        const json = continuousUsage
+          ? textChunks[i]!.jsonWithUsage(d.text, promptTokenIds.length, completionTokens[i]!)
+          : textChunks[i]!.json(d.text);
+        // A closed connection ends the loop; leaving it aborts every choice's request on the engine.
+        const sent = sse.sendJson(json);
+        if (sent !== true && !(await sent)) break;
+        continue;
+      }
+      const choiceJson = {
         index: i,
         delta: d.text === "" ? {} : { content: d.text },
         logprobs: lp,
         finish_reason: finishOf(d),
         ...(d.finished ? { stop_reason: d.stopReason } : {}),
-      });
+      };
       const u = continuousUsage ? streamUsage(promptTokenIds.length, completionTokens[i]!) : undefined;
-      // A closed connection ends the loop; leaving it aborts every choice's request on the engine.
-      const sent =
-        d.text !== "" && !d.finished && lp === null
-          ? sse.sendJson(textChunks[i]!.json(d.text, u))
-          : sse.send(chunk([choiceJson()], u === undefined ? {} : { usage: u }));
-      if (!(await sent)) break;
+      if (!(await sse.send(chunk([choiceJson], u === undefined ? {} : { usage: u })))) break;
     }
     if (sse.closed) return reply;
     if (includeUsage) {

@@ -2,7 +2,6 @@
 // a per-request template: only the text (and the usage, with `continuous_usage_stats`) is serialized per
 // token instead of the whole chunk object. The bytes are exactly `JSON.stringify` of the chunk the generic
 // path builds (same keys in the same order); at hundreds of streams the server spends its time per token.
-import type { StreamUsage } from "./context.js";
 
 export class TextChunkTemplate {
   readonly #head: string;
@@ -35,8 +34,18 @@ export class TextChunkTemplate {
     );
   }
 
-  json(text: string, usage?: StreamUsage): string {
-    const u = usage === undefined ? "" : `,"usage":${JSON.stringify(usage)}`;
-    return `${this.#head}${JSON.stringify(text)}${this.#tail}${u}}`;
+  json(text: string): string {
+    return `${this.#head}${JSON.stringify(text)}${this.#tail}}`;
+  }
+
+  /**
+   * With `continuous_usage_stats`: the usage written from the two counts, in `streamUsage`'s key order
+   * (no usage object built and serialized per token).
+   */
+  jsonWithUsage(text: string, promptTokens: number, completionTokens: number): string {
+    return (
+      `${this.#head}${JSON.stringify(text)}${this.#tail},"usage":{"prompt_tokens":${promptTokens},` +
+      `"total_tokens":${promptTokens + completionTokens},"completion_tokens":${completionTokens}}}`
+    );
   }
 }

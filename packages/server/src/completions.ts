@@ -255,23 +255,30 @@ export async function completions(
         positions === null
           ? null
           : completionLogprobs(tok, positions, logprobs!, textLengths[i]!, target.tokensAsIds);
-      textLengths[i]! += pyLen(d.text);
-      if (text === "" && !d.finished && lp === null) continue;
-      const choiceJson = () => ({
+      // Only logprobs read the offsets (a code-point count per token otherwise spent for nothing).
+      if (logprobs !== undefined) textLengths[i]! += pyLen(d.text);
+      if (!d.finished && lp === null) {
+        // The common chunk: a text delta from the per-request template (nothing to send while held back).
+        if (text === "") continue;
+        const json = continuousUsage
+          ? textChunks[i]!.jsonWithUsage(text, promptOf(choice).tokenIds.length, completionTokens[i]!)
+          : textChunks[i]!.json(text);
+        const sent = sse.sendJson(json);
+        if (sent !== true && !(await sent)) break;
+        continue;
+      }
+      const choiceJson = {
         index: i,
         text,
         logprobs: lp,
         finish_reason: finishOf(d),
         stop_reason: d.finished ? d.stopReason : null,
-      });
+      };
       const u = continuousUsage
         ? streamUsage(promptOf(choice).tokenIds.length, completionTokens[i]!)
         : undefined;
-      const sent =
-        text !== "" && !d.finished && lp === null
-          ? sse.sendJson(textChunks[i]!.json(text, u))
-          : sse.send({ ...base, choices: [choiceJson()], ...(u === undefined ? {} : { usage: u }) });
-      if (!(await sent)) break;
+      if (!(await sse.send({ ...base, choices: [choiceJson], ...(u === undefined ? {} : { usage: u }) })))
+        break;
     }
     if (sse.closed) return reply;
     if (includeUsage) {

@@ -2,14 +2,9 @@
 // shared steps of a generation request (model check, engine call, disconnect handling, usage).
 import { randomUUID } from "node:crypto";
 import type { CallRequest, EngineCoreClient } from "@vllm-engine-core/client";
-import {
-  TextOutputProcessor,
-  type TextRequest,
-  type TextStream,
-  type Tokenizer,
-} from "@vllm-engine-core/text";
+import { type TextRequest, TextStream, type Tokenizer } from "@vllm-engine-core/text";
 import type { FastifyReply, FastifyRequest } from "fastify";
-import { CheckedTextStream } from "./generation-error.js";
+import { CheckedOutputProcessor } from "./generation-error.js";
 import type { ModelTarget, ServedModels } from "./models.js";
 import type { Body } from "./params.js";
 import type { ReasoningParser } from "./reasoning/index.js";
@@ -173,7 +168,7 @@ export async function startGeneration(
 ): Promise<TextStream> {
   const outputs = await ctx.client.call(request, { signal });
   try {
-    return new CheckedTextStream(outputs, new TextOutputProcessor(ctx.tokenizer, request));
+    return new TextStream(outputs, new CheckedOutputProcessor(ctx.tokenizer, request));
   } catch (error) {
     await outputs.return().catch(() => {});
     throw error;

@@ -116,12 +116,13 @@ export function mergeChoices(choices: readonly Choice[]): AsyncIterableIterator<
   return mergeMany(choices);
 }
 
-/** The common case, without a generator in between. */
+/** The common case, without a generator or an async function in between (one promise per delta). */
 function singleChoice(choice: Choice): AsyncIterableIterator<ChoiceDelta> {
+  const wrap = (r: IteratorResult<TextDelta>): IteratorResult<ChoiceDelta> =>
+    r.done ? { value: undefined, done: true } : { value: { choice, delta: r.value }, done: false };
   return {
-    async next(): Promise<IteratorResult<ChoiceDelta>> {
-      const r = await choice.stream.next();
-      return r.done ? { value: undefined, done: true } : { value: { choice, delta: r.value }, done: false };
+    next(): Promise<IteratorResult<ChoiceDelta>> {
+      return choice.stream.next().then(wrap);
     },
     async return(): Promise<IteratorResult<ChoiceDelta>> {
       await choice.stream.return();

@@ -4,8 +4,8 @@
 // `_raise_if_error`, vllm/entrypoints/openai/engine/protocol.py): HTTP 500 InternalServerError before a
 // response started; in a stream, one `data: {"error": …}` event and `data: [DONE]` instead of the finishing
 // chunk (chat_completion/serving.py and completion/serving.py stream generators).
-import { FinishReason } from "@vllm-engine-core/client";
-import { type TextDelta, TextStream } from "@vllm-engine-core/text";
+import { type EngineCoreOutput, FinishReason } from "@vllm-engine-core/client";
+import { type TextDelta, TextOutputProcessor } from "@vllm-engine-core/text";
 import { OpenAIApiError } from "./errors.js";
 
 /** vLLM's GenerationError: status 500, type InternalServerError, message "Internal server error". */
@@ -13,11 +13,15 @@ export function generationError(): OpenAIApiError {
   return new OpenAIApiError(500, "InternalServerError", "Internal server error");
 }
 
-/** A text stream whose read throws `generationError()` where the engine finished the request with ERROR. */
-export class CheckedTextStream extends TextStream {
-  override async next(): Promise<IteratorResult<TextDelta>> {
-    const result = await super.next();
-    if (!result.done && result.value.finishReason === FinishReason.ERROR) throw generationError();
-    return result;
+/**
+ * A text processor whose delta throws `generationError()` where the engine finished the request with ERROR:
+ * the read of the text stream rejects with it. Checked here rather than in a wrapping stream, which would
+ * add an async step (a promise and a microtask) to every token of every stream.
+ */
+export class CheckedOutputProcessor extends TextOutputProcessor {
+  override process(output: EngineCoreOutput): TextDelta | null {
+    const delta = super.process(output);
+    if (delta !== null && delta.finishReason === FinishReason.ERROR) throw generationError();
+    return delta;
   }
 }

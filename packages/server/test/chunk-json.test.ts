@@ -27,7 +27,9 @@ describe("TextChunkTemplate", () => {
           choices: [{ index: 0, delta: { content: t }, logprobs: null, finish_reason: null }],
           ...(uo === undefined ? {} : { usage: uo }),
         };
-        expect(template.json(t, uo)).toBe(JSON.stringify(generic));
+        expect(u === undefined ? template.json(t) : template.jsonWithUsage(t, u[0], u[1])).toBe(
+          JSON.stringify(generic),
+        );
       }),
     );
   });
@@ -43,7 +45,9 @@ describe("TextChunkTemplate", () => {
           choices: [{ index: 0, text: t, logprobs: null, finish_reason: null, stop_reason: null }],
           ...(uo === undefined ? {} : { usage: uo }),
         };
-        expect(template.json(t, uo)).toBe(JSON.stringify(generic));
+        expect(u === undefined ? template.json(t) : template.jsonWithUsage(t, u[0], u[1])).toBe(
+          JSON.stringify(generic),
+        );
       }),
     );
   });

@@ -37,7 +37,14 @@ export class TextStream implements AsyncIterableIterator<TextDelta> {
         this.#done = true;
         return { value: undefined, done: true };
       }
-      const delta = this.processor.process(result.value);
+      let delta: TextDelta | null;
+      try {
+        delta = this.processor.process(result.value);
+      } catch (error) {
+        // A processor may refuse an output (the server's check of an engine ERROR finish): the stream ends.
+        this.#done = true;
+        throw error;
+      }
       if (delta === null) continue;
       if (delta.finished) {
         this.#done = true;
