@@ -210,7 +210,7 @@ export function createServer(options: ServerOptions): FastifyInstance {
   app.get("/version", async () => ({ version: VERSION, vllm_version: ctx.client.vllmVersion ?? null }));
 
   tokenizeRoutes(app, ctx);
-  metricsRoute(app, options.client, ctx.servedModelName); // issue 12
+  metricsRoute(app, options.client, ctx.servedModelName);
   app.decorate("sseStats", ctx.sseStats);
   return app;
 }

@@ -1,4 +1,4 @@
-// GET /metrics: vLLM's frontend metrics for the served model (issue 12), scraped after known completions
+// GET /metrics: vLLM's frontend metrics for the served model, scraped after known completions
 // against the mock engine (child process, logging stats as vLLM does by default).
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { MODEL, type Stack, startStack } from "./helpers.js";
