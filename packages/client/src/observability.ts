@@ -22,20 +22,28 @@ function notifyAll<A extends unknown[]>(listeners: Iterable<(...args: A) => void
 }
 
 export class ClientObservability {
+  readonly #connection: RuntimeConnection;
   readonly #latest = new Map<number, SchedulerStats>();
-  readonly #statsListeners = new Set<SchedulerStatsListener>();
+  /** This client's stats subscriptions on the connection (whose listeners are the one list of them). */
+  readonly #statsSubscriptions = new Set<() => void>();
+  #closed = false;
   readonly #outputObservers = new Set<OutputObserver>();
   readonly #sleepListeners = new Set<SleepStateListener>();
   /** undefined without observers, so that streams skip building records. */
   #fanOut: OutputObserver | undefined;
 
-  readonly close: () => void;
-
   constructor(connection: RuntimeConnection) {
-    this.close = connection.onSchedulerStats((engineIndex, stats) => {
-      this.#latest.set(engineIndex, stats);
-      notifyAll(this.#statsListeners, engineIndex, stats);
-    });
+    this.#connection = connection;
+    this.#statsSubscriptions.add(
+      connection.onSchedulerStats((engineIndex, stats) => this.#latest.set(engineIndex, stats)),
+    );
+  }
+
+  /** The client stopped: none of its listeners is called again. */
+  close(): void {
+    this.#closed = true;
+    for (const unsubscribe of this.#statsSubscriptions) unsubscribe();
+    this.#statsSubscriptions.clear();
   }
 
   schedulerStats(engineIndex: number): SchedulerStats | undefined {
@@ -43,9 +51,12 @@ export class ClientObservability {
   }
 
   onSchedulerStats(listener: SchedulerStatsListener): () => void {
-    this.#statsListeners.add(listener);
+    if (this.#closed) return () => {};
+    const unsubscribe = this.#connection.onSchedulerStats(listener);
+    this.#statsSubscriptions.add(unsubscribe);
     return () => {
-      this.#statsListeners.delete(listener);
+      unsubscribe();
+      this.#statsSubscriptions.delete(unsubscribe);
     };
   }
 
