@@ -1,3 +1,4 @@
+export { aggregateMetrics, METRICS_CONTENT_TYPE, type MetricsSnapshot } from "./aggregate.js";
 export {
   build125Buckets,
   buildBuckets,

@@ -66,6 +66,8 @@ const PROMPT_SOURCES = ["local_compute", "local_cache_hit", "external_kv_transfe
 // WAITING_REASON_CAPACITY / WAITING_REASON_DEFERRED.
 const WAITING_REASONS = ["capacity", "deferred"] as const;
 const SLEEP_STATES = ["awake", "weights_offloaded", "discard_all"] as const;
+/** How several registries' copies of an engine-state series combine (aggregateMetrics). */
+const ENGINE_STATE = "max";
 
 type Labels = Record<string, string>;
 
@@ -83,10 +85,19 @@ export function instrument(client: MetricsClient, options: InstrumentOptions = {
     ...more,
   });
   const registers = [registry];
+  // Every gauge here, and the cache counters, follow the engines' SchedulerStats, which every client attached
+  // to a connection receives: several servers' registries hold the same values, so they aggregate by `max`
+  // (aggregateMetrics); what a server counts of its own requests' outputs aggregates by `sum`.
   const gauge = (name: string, help: string, more: string[] = []) =>
-    new Gauge({ name, help, labelNames: [...base, ...more], registers });
-  const counter = (name: string, help: string, more: string[] = []) =>
-    new Counter({ name: `${name}_total`, help, labelNames: [...base, ...more], registers });
+    new Gauge({ name, help, labelNames: [...base, ...more], registers, aggregator: ENGINE_STATE });
+  const counter = (name: string, help: string, more: string[] = [], engineState = false) =>
+    new Counter({
+      name: `${name}_total`,
+      help,
+      labelNames: [...base, ...more],
+      registers,
+      ...(engineState ? { aggregator: ENGINE_STATE } : {}),
+    });
   const histogram = (name: string, help: string, buckets: number[]) =>
     new Histogram({ name, help, buckets, labelNames: base, registers, collect: collectHistogramSeries });
   const maxModelLen = client.maxModelLen;
@@ -113,24 +124,39 @@ export function instrument(client: MetricsClient, options: InstrumentOptions = {
   const prefixQueries = counter(
     "vllm:prefix_cache_queries",
     "Prefix cache queries, in terms of number of queried tokens.",
+    [],
+    true,
   );
   const prefixHits = counter(
     "vllm:prefix_cache_hits",
     "Prefix cache hits, in terms of number of cached tokens.",
+    [],
+    true,
   );
   const externalQueries = counter(
     "vllm:external_prefix_cache_queries",
     "External prefix cache queries from KV connector cross-instance cache sharing, in terms of number of queried tokens.",
+    [],
+    true,
   );
   const externalHits = counter(
     "vllm:external_prefix_cache_hits",
     "External prefix cache hits from KV connector cross-instance cache sharing, in terms of number of cached tokens.",
+    [],
+    true,
   );
   const mmQueries = counter(
     "vllm:mm_cache_queries",
     "Multi-modal cache queries, in terms of number of queried items.",
+    [],
+    true,
   );
-  const mmHits = counter("vllm:mm_cache_hits", "Multi-modal cache hits, in terms of number of cached items.");
+  const mmHits = counter(
+    "vllm:mm_cache_hits",
+    "Multi-modal cache hits, in terms of number of cached items.",
+    [],
+    true,
+  );
 
   // ---- iteration counters ----------------------------------------------------------------------
   const preemptions = counter("vllm:num_preemptions", "Cumulative number of preemption from the engine.");
@@ -233,6 +259,7 @@ export function instrument(client: MetricsClient, options: InstrumentOptions = {
     help: "Information of the LLMEngine CacheConfig",
     labelNames: ["block_size", "num_gpu_blocks", "engine"],
     registers,
+    aggregator: ENGINE_STATE,
   });
   client.readyResponses.forEach((ready, i) => {
     cacheInfo.set(
@@ -252,6 +279,7 @@ export function instrument(client: MetricsClient, options: InstrumentOptions = {
           help: "Running stats on lora requests.",
           labelNames: ["max_lora", "waiting_lora_adapters", "running_lora_adapters"],
           registers,
+          aggregator: ENGINE_STATE,
         });
 
   // ---- per-engine children (create_metric_per_engine: every series exists from the start) ----------
@@ -534,24 +562,28 @@ class SpecDecodingCounters {
         help: "Number of spec decoding drafts.",
         labelNames: base,
         registers,
+        aggregator: ENGINE_STATE,
       }),
       draftTokens: new Counter({
         name: "vllm:spec_decode_num_draft_tokens_total",
         help: "Number of draft tokens.",
         labelNames: base,
         registers,
+        aggregator: ENGINE_STATE,
       }),
       accepted: new Counter({
         name: "vllm:spec_decode_num_accepted_tokens_total",
         help: "Number of accepted tokens.",
         labelNames: base,
         registers,
+        aggregator: ENGINE_STATE,
       }),
       perPos: new Counter({
         name: "vllm:spec_decode_num_accepted_tokens_per_pos_total",
         help: "Accepted tokens per draft position.",
         labelNames: [...base, "position"],
         registers,
+        aggregator: ENGINE_STATE,
       }),
       positions: stats.numSpecTokens,
     };

@@ -9,6 +9,7 @@ export {
   paramOfField,
   toApiError,
 } from "./errors.js";
+export type { MetricsAcrossServers } from "./metrics.js";
 export { type LoraModule, parseLoraModules } from "./models.js";
 export { MAX_LOGPROBS } from "./params.js";
 export { REASONING_PARSER_NAMES, ReasoningParserError } from "./reasoning/index.js";

@@ -4,6 +4,7 @@
 import type { IncomingMessage, Server } from "node:http";
 import type { Server as HttpsServer } from "node:https";
 import { createRequire } from "node:module";
+import type { MetricsSnapshot } from "@vllm-engine-core/metrics";
 import type { Tokenizer } from "@vllm-engine-core/text";
 import Fastify, {
   type FastifyError,
@@ -19,7 +20,7 @@ import type { EngineClient, ServerContext } from "./context.js";
 import { type CorsOptions, corsPlugin } from "./cors.js";
 import { LoraLoadError, OpenAIApiError, toApiError } from "./errors.js";
 import { laxPlugin } from "./lax.js";
-import { metricsRoute } from "./metrics.js";
+import { type MetricsAcrossServers, metricsRoute } from "./metrics.js";
 import { type LoraModule, ServedModels } from "./models.js";
 import { parserServing } from "./parser-options.js";
 import { requestIdHeaders } from "./request-id.js";
@@ -77,12 +78,27 @@ export interface ServerOptions {
   toolCallParser?: string;
   /** vLLM's `--reasoning-parser`: qwen3, deepseek_r1. */
   reasoningParser?: string;
+  /**
+   * Default true: `loraModules` are loaded on the engines when the server starts. False when another server
+   * on the same connection loads them (the CLI's `--api-server-count`): this one only serves their names.
+   */
+  loadLoraModules?: boolean;
+  /**
+   * Several servers on one connection (the CLI's `--api-server-count`): GET /metrics answers every server's
+   * metrics, combined, instead of this server's own.
+   */
+  metricsAcrossServers?: MetricsAcrossServers;
 }
 
 declare module "fastify" {
   interface FastifyInstance {
     /** SSE counters of this server (events written, writes that waited for the socket to drain). */
     sseStats: SseStats;
+    /**
+     * This server's own Prometheus metrics as JSON (`getMetricsAsJSON()`, structured-cloneable), for
+     * combining several servers' (`aggregateMetrics`); undefined when the client cannot be instrumented.
+     */
+    metricsSnapshot: (() => Promise<MetricsSnapshot>) | undefined;
   }
 }
 
@@ -168,7 +184,7 @@ export function createServer(options: ServerOptions): FastifyInstance {
     }
   });
   // vLLM's `init_static_loras`: every adapter is loaded on the engines before the server answers.
-  if (loras.length > 0) {
+  if (loras.length > 0 && options.loadLoraModules !== false) {
     app.addHook("onReady", async () => {
       const addLora = options.client.addLora?.bind(options.client);
       if (addLora === undefined)
@@ -210,8 +226,14 @@ export function createServer(options: ServerOptions): FastifyInstance {
   app.get("/version", async () => ({ version: VERSION, vllm_version: ctx.client.vllmVersion ?? null }));
 
   tokenizeRoutes(app, ctx);
-  metricsRoute(app, options.client, ctx.servedModelName);
+  const metricsSnapshot = metricsRoute(
+    app,
+    options.client,
+    ctx.servedModelName,
+    options.metricsAcrossServers,
+  );
   app.decorate("sseStats", ctx.sseStats);
+  app.decorate("metricsSnapshot", metricsSnapshot);
   return app;
 }
 

