@@ -3,8 +3,11 @@
 // every request is answered once and reaches the engine once; /metrics, asked on any connection, sums
 // every server's requests; a client that goes away aborts its request on the engine; SIGINT with streams
 // open on every server cuts them all, aborts each on the engine and exits 130 with nothing left running.
+import { spawn } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
-import { dirname } from "node:path";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
 import { describe, expect, test } from "vitest";
 import { type CliRun, freePort, leftovers, mockEvents, startCli, startStandaloneMock } from "./helpers.js";
 
@@ -164,5 +167,60 @@ describe.skipIf(REUSE_PORT)("serve --api-server-count on Node.js < 22.12", () =>
     expect(code).toBe(2);
     expect(run.stderr).toContain(`needs Node.js 22.12 or later`);
     expect(run.stderr).toContain(`this is Node.js ${process.versions.node}`);
+  });
+});
+
+describe("ApiServerPool (dist/api-servers/pool.js, in a plain Node.js child process)", () => {
+  /** Runs `body` as an ES module with the pool imported as `ApiServerPool`; resolves with its stdout lines. */
+  async function withPool(body: string): Promise<string[]> {
+    const pool = new URL("../dist/api-servers/pool.js", import.meta.url).href;
+    const script = `import { ApiServerPool } from ${JSON.stringify(pool)};
+const data = (index, handle) => ({ index, handle, structuredOutputs: { backend: "auto" },
+  tokenizerDir: ${JSON.stringify(TOKENIZER_DIR)}, server: { modelPath: "m" }, host: "127.0.0.1", port: 1 });
+${body}`;
+    // A child process, not this test's: vitest's own resolve conditions would reach the worker threads.
+    // (A file, not `-e`: worker threads inherit the process's execArgv, and `--input-type` fails there.)
+    const dir = mkdtempSync(join(tmpdir(), "vec-pool-"));
+    const file = join(dir, "pool-test.mjs");
+    writeFileSync(file, script);
+    try {
+      const child = spawn(process.execPath, [file], { stdio: "pipe" });
+      let out = "";
+      child.stdout.setEncoding("utf8").on("data", (c: string) => (out += c));
+      const code = await new Promise((resolve) => child.on("close", resolve));
+      expect(code).toBe(0);
+      return out.trim().split("\n");
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }
+
+  test("a server that fails to start fails the start, naming it and why; the others are closed", async () => {
+    const [message, code, exited] = await withPool(`
+try {
+  await ApiServerPool.start([data(1, { not: "a handle" }), data(2, 42)], undefined, AbortSignal.timeout(60_000));
+  console.log("started");
+} catch (error) {
+  console.log(error.message);
+  console.log(error.code);
+}
+console.log("done");`);
+    expect(message).toMatch(
+      /^API server [12] \(a worker thread\) failed: attach\(\) expects the `handle`.*; serve stops$/,
+    );
+    expect(code).toBe("CLI_RUNTIME");
+    // The process exits by itself: no worker is left running.
+    expect(exited).toBe("done");
+  });
+
+  test("Ctrl-C while the servers start: the start rejects with the signal's reason", async () => {
+    const [outcome] = await withPool(`
+const controller = new AbortController();
+controller.abort(new Error("interrupted"));
+await ApiServerPool.start([data(1, {})], undefined, controller.signal).then(
+  () => console.log("started"),
+  (error) => console.log(error.message),
+);`);
+    expect(outcome).toBe("interrupted");
   });
 });

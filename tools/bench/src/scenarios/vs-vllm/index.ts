@@ -20,7 +20,7 @@ import {
   type VsVllmDocument,
   type WorkloadResult,
 } from "./report.js";
-import { type Side, type Stack, startStack } from "./stacks.js";
+import { oursServerSetup, type Side, type Stack, startStack } from "./stacks.js";
 import { ENGINE, selectWorkloads, type Workload } from "./workloads.js";
 
 export interface VsVllmConfig {
@@ -145,6 +145,13 @@ export async function vsVllm(config: VsVllmConfig = {}): Promise<VsVllmDocument>
       model: "tools/vllm-executor/models/qwen3-tiny (model-free executor)",
       stats: "on (no --disable-log-stats)",
     },
+    ours: (() => {
+      const setup = oursServerSetup();
+      return {
+        apiServers: setup.apiServers,
+        node: setup.node === process.execPath ? process.version : setup.node,
+      };
+    })(),
   };
   const workloads = selectWorkloads({
     quick,

@@ -272,6 +272,8 @@ export interface VsVllmDocument {
   readonly durationS: number;
   readonly kit?: string;
   readonly engine: Readonly<Record<string, unknown>>;
+  /** Our server's `--api-server-count` and Node.js (VS_VLLM_API_SERVERS, VS_VLLM_OURS_NODE). */
+  readonly ours?: { readonly apiServers: number; readonly node: string };
   readonly skipped?: string;
   readonly workloads: readonly WorkloadResult[];
   readonly errors: readonly string[];
@@ -309,6 +311,7 @@ export function renderMarkdown(doc: VsVllmDocument): string {
     `Engine (both sides): ${Object.entries(doc.engine)
       .map(([k, v]) => `${k} ${v}`)
       .join(", ")}. Kit: ${doc.kit ?? "?"}.`,
+    ...(doc.ours ? [`Our server: --api-server-count ${doc.ours.apiServers}, Node.js ${doc.ours.node}.`] : []),
     "",
   );
   if (doc.errors.length > 0)

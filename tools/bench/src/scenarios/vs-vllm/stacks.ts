@@ -94,6 +94,18 @@ export async function startVllmStack(o: StackOptions): Promise<Stack> {
 }
 
 const CLI = join(repoRoot, "packages", "cli", "bin", "vllm-engine-core.js");
+
+/**
+ * How our server runs: `--api-server-count` (VS_VLLM_API_SERVERS, default 1; more needs Node.js ≥ 22.12) and
+ * the Node.js binary (VS_VLLM_OURS_NODE, default this one's).
+ */
+export function oursServerSetup(env: NodeJS.ProcessEnv = process.env): { apiServers: number; node: string } {
+  const apiServers = Number(env.VS_VLLM_API_SERVERS ?? 1);
+  if (!Number.isInteger(apiServers) || apiServers < 1) {
+    throw new Error(`VS_VLLM_API_SERVERS must be a positive integer, got ${env.VS_VLLM_API_SERVERS}`);
+  }
+  return { apiServers, node: env.VS_VLLM_OURS_NODE || process.execPath };
+}
 const LISTENING = /serving "[^"]+" on (http:\/\/[^\s]+:\d+)/;
 
 export async function startOursStack(o: StackOptions): Promise<Stack> {
@@ -107,8 +119,9 @@ export async function startOursStack(o: StackOptions): Promise<Stack> {
     executor: o.executor,
     env: { PYTHONUNBUFFERED: "1" },
   });
+  const setup = oursServerSetup();
   const cli = spawnVllmProcess(
-    process.execPath,
+    setup.node,
     [
       CLI,
       "serve",
@@ -120,6 +133,8 @@ export async function startOursStack(o: StackOptions): Promise<Stack> {
       engine.handshakeAddress,
       "--port",
       String(await freePort()),
+      "--api-server-count",
+      String(setup.apiServers),
     ],
     process.env,
   );
