@@ -85,9 +85,11 @@ export function instrument(client: MetricsClient, options: InstrumentOptions = {
     ...more,
   });
   const registers = [registry];
-  // Every gauge here, and the cache counters, follow the engines' SchedulerStats, which every client attached
-  // to a connection receives: several servers' registries hold the same values, so they aggregate by `max`
-  // (aggregateMetrics); what a server counts of its own requests' outputs aggregates by `sum`.
+  // The scheduler gauges and the cache counters follow the engines' SchedulerStats, which every client
+  // attached to a connection receives: several servers' registries hold the same values, so they aggregate by
+  // `max` (aggregateMetrics); what a server counts of its own requests' outputs aggregates by `sum`. The sleep
+  // gauge follows this client's own sleeps, not the engines' stats: `max` is right for it only while every
+  // registry saw the same sleeps (README).
   const gauge = (name: string, help: string, more: string[] = []) =>
     new Gauge({ name, help, labelNames: [...base, ...more], registers, aggregator: ENGINE_STATE });
   const counter = (name: string, help: string, more: string[] = [], engineState = false) =>

@@ -7,22 +7,31 @@ import { aggregateMetrics, type MetricsSnapshot } from "@vllm-engine-core/metric
 import { CliRuntimeError } from "../errors.js";
 import type { ApiServerData, FromApiServer, ToApiServer } from "./messages.js";
 
-/** How long one server may take to hand over its metrics snapshot. */
-const SNAPSHOT_TIMEOUT_MS = 10_000;
+/** How long the servers may take to listen (a thread start, module loading and a tokenizer: ~1 s here). */
+const START_TIMEOUT_MS = 60_000;
+/** How long one live server may take to hand over its metrics snapshot (a scrape waits this at most). */
+const SNAPSHOT_TIMEOUT_MS = 3_000;
 /** How long a server may take to close (its streams are cut, so this is a safety net, not a drain time). */
 const CLOSE_TIMEOUT_MS = 15_000;
 
 const WORKER_URL = new URL("./worker.js", import.meta.url);
 
+/** What to try when a further API server fails (its own error is the `cause`). */
+const ADVICE = "rerun with --verbose for its stack, or serve with --api-server-count 1";
+
 interface Member {
-  index: number;
-  worker: Worker;
-  exited: Promise<void>;
+  readonly index: number;
+  readonly worker: Worker;
+  readonly exited: Promise<void>;
+  listening: boolean;
+  /** Exited: asked for nothing more, and its open snapshot requests settle at once. */
+  gone: boolean;
+  /** Snapshot requests sent to this server and not yet answered, by id. */
+  readonly pending: Map<number, (snapshot: MetricsSnapshot | Error) => void>;
 }
 
 export class ApiServerPool {
   readonly #members: Member[] = [];
-  readonly #snapshots = new Map<number, { resolve(s: MetricsSnapshot): void; reject(e: Error): void }>();
   #nextId = 0;
   #closing = false;
   #failed: (error: Error) => void = () => {};
@@ -38,49 +47,84 @@ export class ApiServerPool {
 
   /**
    * Starts one worker per entry of `servers` and resolves once every one listens; if one fails first, the
-   * others are closed and this rejects with its error. `ownSnapshot`: the main thread's server's metrics.
+   * start takes longer than START_TIMEOUT_MS or `signal` aborts, the started ones are closed and this rejects.
+   * `ownSnapshot`: the main thread's server's metrics.
    */
   static async start(
     servers: readonly ApiServerData[],
     ownSnapshot: (() => Promise<MetricsSnapshot>) | undefined,
     signal: AbortSignal,
   ): Promise<ApiServerPool> {
+    signal.throwIfAborted();
     const pool = new ApiServerPool(ownSnapshot);
     const listening = servers.map((data) => pool.#spawn(data));
-    const aborted = new Promise<never>((_resolve, reject) => {
-      if (signal.aborted) reject(signal.reason);
-      signal.addEventListener("abort", () => reject(signal.reason), { once: true });
+    let timer: NodeJS.Timeout | undefined;
+    let onAbort: (() => void) | undefined;
+    const stopped = new Promise<never>((_resolve, reject) => {
+      onAbort = () => reject(signal.reason);
+      signal.addEventListener("abort", onAbort, { once: true });
+      timer = setTimeout(() => {
+        const waiting = pool.#members.filter((m) => !m.listening).map((m) => m.index);
+        reject(
+          new CliRuntimeError(
+            `API server${waiting.length === 1 ? "" : "s"} ${waiting.join(", ")} did not start listening in ` +
+              `${START_TIMEOUT_MS / 1000} s; serve stops: ${ADVICE}`,
+          ),
+        );
+      }, START_TIMEOUT_MS);
     });
     try {
-      await Promise.race([Promise.all(listening), pool.failure, aborted]);
+      await Promise.race([Promise.all(listening), pool.failure, stopped]);
     } catch (error) {
       await pool.close();
       throw error;
+    } finally {
+      clearTimeout(timer);
+      if (onAbort) signal.removeEventListener("abort", onAbort);
     }
     return pool;
   }
 
   #spawn(data: ApiServerData): Promise<void> {
     const worker = new Worker(WORKER_URL, { workerData: data, name: `api-server-${data.index}` });
-    const exited = new Promise<void>((resolve) => worker.once("exit", () => resolve()));
-    this.#members.push({ index: data.index, worker, exited });
-    const fail = (detail: string) => {
-      if (this.#closing) return;
-      this.#failed(new CliRuntimeError(`API server ${data.index} (a worker thread) ${detail}; serve stops`));
+    const member: Member = {
+      index: data.index,
+      worker,
+      exited: new Promise<void>((resolve) => worker.once("exit", () => resolve())),
+      listening: false,
+      gone: false,
+      pending: new Map(),
     };
-    worker.on("error", (error) => fail(`failed: ${error.message}`));
-    worker.on("exit", (code) => fail(`exited (code ${code})`));
+    this.#members.push(member);
+    const fail = (detail: string, cause?: unknown) => {
+      if (this.#closing) return;
+      this.#failed(
+        new CliRuntimeError(`API server ${data.index} (a worker thread) ${detail}; serve stops: ${ADVICE}`, {
+          cause,
+        }),
+      );
+    };
+    worker.on("error", (error) => fail(`failed: ${error.message}`, error));
+    worker.on("exit", (code) => {
+      member.gone = true;
+      // A scrape waiting on this server goes on without it (its counters are gone with it).
+      for (const settle of member.pending.values()) settle([]);
+      member.pending.clear();
+      fail(`exited (code ${code})`);
+    });
     return new Promise<void>((resolve) => {
       worker.on("message", (message: FromApiServer) => {
         switch (message.kind) {
           case "listening":
+            member.listening = true;
             resolve();
             return;
           case "snapshot": {
-            const waiter = this.#snapshots.get(message.id);
-            this.#snapshots.delete(message.id);
-            if (message.snapshot !== undefined) waiter?.resolve(message.snapshot);
-            else waiter?.reject(new Error(`API server ${data.index}: ${message.error}`));
+            const settle = member.pending.get(message.id);
+            member.pending.delete(message.id);
+            settle?.(
+              message.snapshot ?? new Error(`API server ${data.index} gave no metrics: ${message.error}`),
+            );
             return;
           }
           case "exposition":
@@ -101,34 +145,34 @@ export class ApiServerPool {
     try {
       worker.postMessage(message);
     } catch {
-      // The worker is gone: its exit is reported through `failure`.
+      // The worker is gone: its exit settles what waits on it and is reported through `failure`.
     }
   }
 
   #snapshotOf(member: Member): Promise<MetricsSnapshot> {
+    if (member.gone) return Promise.resolve([]);
     const id = this.#nextId++;
     return new Promise<MetricsSnapshot>((resolve, reject) => {
       const timer = setTimeout(() => {
-        this.#snapshots.delete(id);
+        member.pending.delete(id);
         reject(
-          new Error(`API server ${member.index} did not hand over its metrics in ${SNAPSHOT_TIMEOUT_MS} ms`),
+          new CliRuntimeError(
+            `API server ${member.index} did not hand over its metrics in ${SNAPSHOT_TIMEOUT_MS} ms`,
+          ),
         );
       }, SNAPSHOT_TIMEOUT_MS);
-      this.#snapshots.set(id, {
-        resolve: (s) => {
-          clearTimeout(timer);
-          resolve(s);
-        },
-        reject: (e) => {
-          clearTimeout(timer);
-          reject(e);
-        },
+      // A scrape in flight never keeps the process alive.
+      timer.unref();
+      member.pending.set(id, (answer) => {
+        clearTimeout(timer);
+        if (answer instanceof Error) reject(answer);
+        else resolve(answer);
       });
       this.#post(member.worker, { kind: "snapshot", id });
     });
   }
 
-  /** Every server's metrics (the main thread's and each worker's), combined: what any /metrics answers. */
+  /** Every server's metrics (the main thread's and each live worker's), combined: what any /metrics answers. */
   async exposition(): Promise<string> {
     const snapshots = await Promise.all([
       this.ownSnapshot?.() ?? Promise.resolve([]),
@@ -142,6 +186,7 @@ export class ApiServerPool {
     this.#closing = true;
     await Promise.all(
       this.#members.map(async (member) => {
+        if (member.gone) return;
         this.#post(member.worker, { kind: "close" });
         let timer: NodeJS.Timeout | undefined;
         const late = new Promise<"late">((resolve) => {

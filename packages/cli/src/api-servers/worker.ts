@@ -35,9 +35,13 @@ const app = createServer({
 });
 
 let closing: Promise<void> | undefined;
+// Assigned below, before any message can arrive: a close that comes while listen() is in flight waits for
+// it, so the server never starts listening after it was closed.
+let listening: Promise<unknown> = Promise.resolve();
 const close = () => {
   closing ??= (async () => {
     try {
+      await listening.catch(() => {});
       // Cuts open streams (forceCloseConnections): each aborts its request on the engine.
       await app.close();
     } finally {
@@ -75,9 +79,18 @@ port.on("message", (message: ToApiServer) => {
       return;
   }
 });
-// The main thread exited without a word (a forced exit): nothing is left to serve for.
-port.on("close", () => void close());
+// The main thread exited without a word (a forced exit): nothing is left to serve for, and no scrape
+// waiting on it is ever answered.
+port.on("close", () => {
+  for (const waiter of expositions.values()) waiter.reject(new Error("the main thread is gone"));
+  expositions.clear();
+  void close();
+});
 
 // Node ≥ 22.12: several listeners on one port (SO_REUSEPORT); serve checks the version before starting us.
-await app.listen({ host: data.host, port: data.port, reusePort: true } as { host: string; port: number });
-send({ kind: "listening" });
+listening = app.listen({ host: data.host, port: data.port, reusePort: true } as {
+  host: string;
+  port: number;
+});
+await listening;
+if (closing === undefined) send({ kind: "listening" });

@@ -25,10 +25,22 @@ const MOCK_MODEL_NAME = "qwen3-mock";
 /** A bound on `--api-server-count` (vLLM sets none; a thread per server makes hundreds pointless). */
 const MAX_API_SERVERS = 64;
 
-/** `net.Server.listen({ reusePort })`: Node.js 22.12+ (22.x) and 23.1+. */
-function supportsReusePort(): boolean {
-  const [major = 0, minor = 0] = process.versions.node.split(".").map(Number);
-  return major > 23 || (major === 23 && minor >= 1) || (major === 22 && minor >= 12);
+/**
+ * Why several listeners cannot share a port here, or undefined when they can: `net.Server.listen({ reusePort })`
+ * needs Node.js 22.12+ (22.x) or 23.1+, and SO_REUSEPORT's load balancing, which Node enables only on Linux 3.9+,
+ * FreeBSD 12+, DragonFly BSD, Solaris 11.4 and AIX 7.2.5+ (elsewhere the listen fails).
+ */
+export function reusePortUnavailable(
+  version: string = process.versions.node,
+  platform: NodeJS.Platform = process.platform,
+): string | undefined {
+  const [major = 0, minor = 0] = version.split(".").map(Number);
+  const recent = major > 23 || (major === 23 && minor >= 1) || (major === 22 && minor >= 12);
+  if (!recent) return `needs Node.js 22.12 or later; this is Node.js ${version}: upgrade Node.js`;
+  if (!["linux", "freebsd", "aix", "sunos"].includes(platform)) {
+    return `needs a platform whose SO_REUSEPORT spreads connections (Linux, FreeBSD, Solaris, AIX); this is ${platform}`;
+  }
+  return undefined;
 }
 
 /** The main server's own metrics, while the other servers are still starting. */
@@ -147,10 +159,11 @@ export const serveCommand: Command = {
     const host = str(args, "host") ?? "127.0.0.1";
     const port = int(args, CMD, "port", { min: 0, max: 65_535 }) ?? DEFAULT_PORT;
     const apiServerCount = int(args, CMD, "api-server-count", { min: 1, max: MAX_API_SERVERS }) ?? 1;
-    if (apiServerCount > 1 && !supportsReusePort()) {
+    const unavailable = apiServerCount > 1 ? reusePortUnavailable() : undefined;
+    if (unavailable !== undefined) {
       throw new CliUsageError(
-        `--api-server-count ${apiServerCount} needs Node.js 22.12 or later (several listeners on one port, ` +
-          `SO_REUSEPORT); this is Node.js ${process.versions.node}: upgrade Node.js or serve with one API server`,
+        `--api-server-count ${apiServerCount} (several listeners on one port, SO_REUSEPORT) ${unavailable}, ` +
+          `or serve with one API server`,
         CMD,
       );
     }
