@@ -284,6 +284,32 @@ describe("compareRuns", () => {
       textsDetokenizedDifferently: 1,
       firstDivergence: { request: 1, at: 0 },
     });
+    // The text package's documented UTF-8 edges (packages/text README) are told apart, and stay ok.
+    const vllmEcho = parseBenchResult(benchJson({ generated_texts: [" a b c", "prompt text\uFFFD d e f"] }));
+    const oursAfterPrompt = parseBenchResult(benchJson({ generated_texts: [" a b c", "\uFFFD d e f"] }));
+    const edge1 = compareRuns(vllmEcho, oursAfterPrompt);
+    expect(edge1).toMatchObject({
+      textsAtUtf8Edge: { promptEcho: 1, heldCharacters: 0 },
+      textsDetokenizedDifferently: 0,
+      ok: true,
+    });
+    expect(correctnessLine(edge1)).toBe(
+      "ok: completed 2 both, failed 0 both, output tokens 6 both, texts equal 1/2, 1 differ at a documented UTF-8 edge (1 where vLLM repeats the prompt's text (the prompt ends inside a character))",
+    );
+    const held = parseBenchResult(benchJson({ generated_texts: [" a b c", " d e f "] }));
+    expect(compareRuns(a, held)).toMatchObject({
+      textsAtUtf8Edge: { promptEcho: 0, heldCharacters: 1 },
+      ok: true,
+    });
+    // Not an edge: a U+FFFD, or more than a held character's worth, at the end of ours.
+    for (const text of [" d e f \uFFFD", " d e f and much more text"]) {
+      const c = compareRuns(a, parseBenchResult(benchJson({ generated_texts: [" a b c", text] })));
+      expect(c).toMatchObject({
+        textsAtUtf8Edge: { heldCharacters: 0 },
+        textsDetokenizedDifferently: 1,
+        ok: false,
+      });
+    }
     const fewer = parseBenchResult(benchJson({ output_lens: [3, 2], total_output_tokens: 5 }));
     const c3 = compareRuns(a, fewer);
     expect(c3.ok).toBe(false);

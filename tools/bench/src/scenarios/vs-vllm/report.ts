@@ -136,7 +136,15 @@ export interface Correctness {
   readonly textsEqual: number;
   /** Texts that differ at both ends: the engine generated other ids (the prompt was tokenized differently). */
   readonly textsDifferentIds: number;
-  /** Texts with an equal start or an equal end: the same ids detokenized differently. */
+  /**
+   * The same ids detokenized differently where the text package departs from vLLM on purpose (its README,
+   * "UTF-8 edges"): `promptEcho`, vLLM's text is ours behind the prompt's text (a prompt that ends inside a
+   * character: vLLM's DecodeStream repeats the prompt); `heldCharacters`, ours is vLLM's and up to
+   * HELD_CHARACTERS_MAX more characters, none U+FFFD (whole characters held back with an unfinished one when
+   * the request finished: vLLM drops them, ours emits them).
+   */
+  readonly textsAtUtf8Edge: { readonly promptEcho: number; readonly heldCharacters: number };
+  /** Other texts with an equal start or an equal end: the same ids detokenized differently, unexplained. */
   readonly textsDetokenizedDifferently: number;
   /** The first text that diverges mid-text: request index, character offset, and ±20 characters of each side. */
   readonly firstDivergence?: {
@@ -160,12 +168,30 @@ function commonSuffix(a: string, b: string): number {
   return i;
 }
 
+/** Held tokens span at most one unfinished character (≤ 4 byte-level tokens), so a few characters at most. */
+const HELD_CHARACTERS_MAX = 8;
+
+/** Which documented UTF-8 edge explains vLLM's text `a` against ours `b`, if one does. */
+function utf8Edge(a: string, b: string): "promptEcho" | "heldCharacters" | undefined {
+  if (b.length > 0 && a.length > b.length && a.endsWith(b)) return "promptEcho";
+  const extra = b.slice(a.length);
+  if (
+    b.length > a.length &&
+    b.startsWith(a) &&
+    extra.length <= HELD_CHARACTERS_MAX &&
+    !extra.includes("\uFFFD")
+  )
+    return "heldCharacters";
+  return undefined;
+}
+
 export function compareRuns(vllm: ClientResult, ours: ClientResult): Correctness {
   const n = Math.max(vllm.outputLens.length, ours.outputLens.length);
   let tokenCountMismatches = 0;
   let textsEqual = 0;
   let textsDifferentIds = 0;
   let textsDetokenizedDifferently = 0;
+  const textsAtUtf8Edge = { promptEcho: 0, heldCharacters: 0 };
   let firstDivergence: Correctness["firstDivergence"];
   for (let i = 0; i < n; i++) {
     if (vllm.outputLens[i] !== ours.outputLens[i]) tokenCountMismatches++;
@@ -175,6 +201,7 @@ export function compareRuns(vllm: ClientResult, ours: ClientResult): Correctness
     if (a === b) textsEqual++;
     // Other ids share nothing at either end; the same ids detokenized differently share a start or an end.
     else if (at === 0 && commonSuffix(a, b) === 0) textsDifferentIds++;
+    else if (utf8Edge(a, b) !== undefined) textsAtUtf8Edge[utf8Edge(a, b)!]++;
     else {
       textsDetokenizedDifferently++;
       const around = (t: string) => t.slice(Math.max(0, at - 20), at + 20);
@@ -189,6 +216,7 @@ export function compareRuns(vllm: ClientResult, ours: ClientResult): Correctness
     tokenCountMismatches,
     textsEqual,
     textsDifferentIds,
+    textsAtUtf8Edge,
     textsDetokenizedDifferently,
     ...(firstDivergence ? { firstDivergence } : {}),
     ok:
@@ -212,6 +240,18 @@ export function correctnessLine(c: Correctness): string {
   ];
   if (c.textsDifferentIds > 0)
     parts.push(`${c.textsDifferentIds} differ at both ends (other ids: the prompt tokenized differently)`);
+  const { promptEcho, heldCharacters } = c.textsAtUtf8Edge;
+  if (promptEcho + heldCharacters > 0) {
+    const edges = [
+      ...(promptEcho > 0
+        ? [`${promptEcho} where vLLM repeats the prompt's text (the prompt ends inside a character)`]
+        : []),
+      ...(heldCharacters > 0
+        ? [`${heldCharacters} where ours keeps whole characters vLLM drops at the end`]
+        : []),
+    ];
+    parts.push(`${promptEcho + heldCharacters} differ at a documented UTF-8 edge (${edges.join("; ")})`);
+  }
   if (c.textsDetokenizedDifferently > 0)
     parts.push(`${c.textsDetokenizedDifferently} share a start or an end (same ids detokenized differently)`);
   if (c.firstDivergence) {
