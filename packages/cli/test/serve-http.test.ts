@@ -35,6 +35,14 @@ describe("serve's HTTP flags", () => {
     );
   });
 
+  it("--stream-interval: an integer of at least 1, else a usage error; unset leaves the server's default", () => {
+    expect(options(["--stream-interval", "8"]).streamInterval).toBe(8);
+    expect(options([]).streamInterval).toBeUndefined();
+    for (const bad of ["0", "1.5", "x"]) {
+      expect(() => options(["--stream-interval", bad])).toThrow(/--stream-interval/);
+    }
+  });
+
   it("--lora-modules: both vLLM forms, several after one flag; a bad one is a usage error", () => {
     expect(options(["--lora-modules", "a=/p/a", '{"name": "b", "path": "/p/b"}']).loraModules).toEqual([
       { name: "a", path: "/p/a" },

@@ -57,6 +57,8 @@ const generation: Record<string, FieldSchema> = {
   priority: f("int", { ge: INT64_MIN, le: INT64_MAX }),
   request_id: f("str"),
   return_tokens_as_token_ids: opt("bool"),
+  // `Annotated[int, Field(ge=1)] | None`: tokens per streamed chunk, raised to the server's --stream-interval.
+  stream_interval: opt("int", { ge: 1 }),
 };
 
 export const completionBodySchema: BodySchema = {

@@ -16,7 +16,7 @@ import {
 } from "./context.js";
 import { badRequest, toApiError } from "./errors.js";
 import { checkParentSampling, mergeChoices, startChoices } from "./fan-out.js";
-import { type ChatLogprobContent, chatLogprobs, logprobPositions } from "./logprobs.js";
+import { type ChatLogprobContent, chatLogprobs, deltaLogprobPositions } from "./logprobs.js";
 import {
   asBody,
   type Body,
@@ -28,6 +28,7 @@ import {
   resolveMaxTokens,
   samplingFromBody,
   sessionIdOf,
+  streamIntervalOf,
   streamOptions,
 } from "./params.js";
 import { jsonWithMaps, type PromptScores, promptScores } from "./prompt-logprobs.js";
@@ -164,7 +165,13 @@ export async function chatCompletions(
   checkParentSampling(engineRequest, n);
   const signal = disconnectSignal(reply);
   // n > 1: one engine request per choice (fan-out.ts); with n = 1 the request keeps the response's id.
-  const choices = await startChoices(ctx, [engineRequest], n, signal);
+  const choices = await startChoices(
+    ctx,
+    [engineRequest],
+    n,
+    signal,
+    streamIntervalOf(body, stream, ctx.streamInterval),
+  );
   const deltas = mergeChoices(choices);
   const base = { id, created: nowSeconds(), model: target.model };
   const shownTop = topLogprobs ?? 0;
@@ -173,7 +180,7 @@ export async function chatCompletions(
   const hideMetadata = !output.includeReasoning && hasOutputParser(output);
   const logprobsOf = (d: TextDelta): { content: ChatLogprobContent[] } | null => {
     if (!logprobs || hideMetadata) return null;
-    const positions = logprobPositions(d.output);
+    const positions = deltaLogprobPositions(d);
     return positions === null
       ? null
       : { content: chatLogprobs(tok, positions, shownTop, target.tokensAsIds) };

@@ -24,8 +24,8 @@ import {
 import {
   type CompletionLogprobs,
   completionLogprobs,
+  deltaLogprobPositions,
   type LogprobPosition,
-  logprobPositions,
   pyLen,
   type UnscoredToken,
 } from "./logprobs.js";
@@ -40,6 +40,7 @@ import {
   resolveMaxTokens,
   samplingFromBody,
   sessionIdOf,
+  streamIntervalOf,
   streamOptions,
 } from "./params.js";
 import { jsonWithMaps, type PromptScores, promptScores } from "./prompt-logprobs.js";
@@ -155,7 +156,13 @@ export async function completions(
   });
   checkParentSampling(requests[0]!, n);
   const signal = disconnectSignal(reply);
-  const choices = await startChoices(ctx, requests, n, signal);
+  const choices = await startChoices(
+    ctx,
+    requests,
+    n,
+    signal,
+    streamIntervalOf(body, stream, ctx.streamInterval),
+  );
   const deltas = mergeChoices(choices);
   const base = { id, object: "text_completion", created: nowSeconds(), model: target.model };
   const promptOf = (c: Choice) => prompts[c.promptIndex]!;
@@ -183,7 +190,7 @@ export async function completions(
         r.text += d.text;
         r.completionTokens += d.tokenIds.length;
         r.scores ??= scoresOf(d);
-        if (logprobs !== undefined) r.positions.push(...(logprobPositions(d.output) ?? []));
+        if (logprobs !== undefined) r.positions.push(...(deltaLogprobPositions(d) ?? []));
         r.last = d;
       }
     } catch (error) {
@@ -238,7 +245,7 @@ export async function completions(
       completionTokens[i]! += d.tokenIds.length;
       let text = d.text;
       let positions: (LogprobPosition | UnscoredToken)[] | null =
-        logprobs === undefined ? null : logprobPositions(d.output);
+        logprobs === undefined ? null : deltaLogprobPositions(d);
       if (!echoed[i]) {
         // The prompt goes out with the choice's first output (its prompt logprobs come with it).
         const prompt = promptOf(choice);

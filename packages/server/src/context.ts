@@ -31,6 +31,8 @@ export interface ServerContext {
   models: ServedModels;
   /** `--return-tokens-as-token-ids`. */
   returnTokensAsTokenIds: boolean;
+  /** `--stream-interval`: the least tokens per streamed chunk. */
+  streamInterval: number;
   /** `--enable-auto-tool-choice` / `--tool-call-parser` (chat tool calling). */
   toolServing: ToolServing;
   /** `--reasoning-parser` (chat reasoning), when set. */
@@ -165,10 +167,11 @@ export async function startGeneration(
   ctx: ServerContext,
   request: CallRequest & TextRequest,
   signal: AbortSignal,
+  streamInterval = 1,
 ): Promise<TextStream> {
   const outputs = await ctx.client.call(request, { signal });
   try {
-    return new TextStream(outputs, new CheckedOutputProcessor(ctx.tokenizer, request));
+    return new TextStream(outputs, new CheckedOutputProcessor(ctx.tokenizer, request), { streamInterval });
   } catch (error) {
     await outputs.return().catch(() => {});
     throw error;

@@ -78,6 +78,15 @@ export class InvalidLoraModuleError extends VllmEngineCoreError {
   }
 }
 
+/** A ServerOptions value out of its range (it names the option, the value, and what it takes). */
+export class InvalidServerOptionsError extends VllmEngineCoreError {
+  override readonly name = "InvalidServerOptionsError";
+  readonly code = "INVALID_SERVER_OPTIONS" as const;
+  constructor(detail: string) {
+    super(`${detail}. Fix the option and create the server again.`);
+  }
+}
+
 /** Loading a `--lora-modules` adapter on the engines failed (vLLM's `init_static_loras` raises too). */
 export class LoraLoadError extends VllmEngineCoreError {
   override readonly name = "LoraLoadError";

@@ -84,6 +84,8 @@ export async function startChoices(
   prompts: readonly PromptRequest[],
   n: number,
   signal: AbortSignal,
+  /** Tokens per delta (`streamIntervalOf`). */
+  streamInterval = 1,
 ): Promise<Choice[]> {
   const choices: Choice[] = [];
   try {
@@ -92,7 +94,12 @@ export async function startChoices(
         const requestId = n === 1 ? prompt.requestId : childRequestId(prompt.requestId, sample);
         const samplingParams =
           n === 1 ? prompt.samplingParams : childSamplingParams(prompt.samplingParams, sample);
-        const stream = await startGeneration(ctx, { ...prompt, requestId, samplingParams }, signal);
+        const stream = await startGeneration(
+          ctx,
+          { ...prompt, requestId, samplingParams },
+          signal,
+          streamInterval,
+        );
         choices.push({ index: promptIndex * n + sample, promptIndex, requestId, stream });
       }
     }

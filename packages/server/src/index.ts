@@ -4,6 +4,7 @@ export type { CorsOptions } from "./cors.js";
 export {
   type ErrorBody,
   InvalidLoraModuleError,
+  InvalidServerOptionsError,
   LoraLoadError,
   OpenAIApiError,
   paramOfField,

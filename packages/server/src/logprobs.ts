@@ -32,6 +32,23 @@ export function logprobPositions(output: EngineCoreOutput): LogprobPosition[] | 
   return lp == null ? null : positionsOf(lp);
 }
 
+/** A delta's sample logprobs: its one output's, or every merged output's in order (a stream interval > 1). */
+export function deltaLogprobPositions(delta: {
+  output: EngineCoreOutput;
+  outputs?: readonly EngineCoreOutput[] | undefined;
+}): LogprobPosition[] | null {
+  if (delta.outputs === undefined) return logprobPositions(delta.output);
+  const all: LogprobPosition[] = [];
+  let any = false;
+  for (const output of delta.outputs) {
+    const positions = logprobPositions(output);
+    if (positions === null) continue;
+    any = true;
+    all.push(...positions);
+  }
+  return any ? all : null;
+}
+
 /** One position per row of a `[rows, 1 + k]` pair of id and logprob tensors (sample or prompt logprobs). */
 export function positionsOf(
   lp: Pick<PromptLogprobsTensors, "logprobTokenIds" | "logprobs">,

@@ -110,6 +110,17 @@ export function streamOptions(body: Body): StreamOptions {
 }
 
 /**
+ * Tokens per streamed chunk: the request's `stream_interval` raised to the server's `--stream-interval`
+ * (vLLM's output_processor.py: `max(sampling_params.stream_interval, stream_interval)`); 1 without streaming,
+ * where only the final output is read. The body schema has checked it is an integer ≥ 1 or null.
+ */
+export function streamIntervalOf(body: Body, stream: boolean, serverInterval: number): number {
+  if (!stream) return 1;
+  const asked = body.stream_interval;
+  return typeof asked === "number" ? Math.max(asked, serverInterval) : serverInterval;
+}
+
+/**
  * `n`: the number of choices per prompt (default 1; vLLM's `n: int = 1`). Its range is checked with the
  * parent's sampling parameters (`checkParentSampling` in fan-out.ts). `best_of` is not a field of vLLM's
  * completion or chat request at the pinned revision: like any unknown field it is ignored.

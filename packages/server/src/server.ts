@@ -18,7 +18,7 @@ import { chatCompletions } from "./chat.js";
 import { completions } from "./completions.js";
 import type { EngineClient, ServerContext } from "./context.js";
 import { type CorsOptions, corsPlugin } from "./cors.js";
-import { LoraLoadError, OpenAIApiError, toApiError } from "./errors.js";
+import { InvalidServerOptionsError, LoraLoadError, OpenAIApiError, toApiError } from "./errors.js";
 import { laxPlugin } from "./lax.js";
 import { type MetricsAcrossServers, metricsRoute } from "./metrics.js";
 import { type LoraModule, ServedModels } from "./models.js";
@@ -59,6 +59,11 @@ export interface ServerOptions {
   rootPath?: string;
   /** vLLM's `--return-tokens-as-token-ids`: logprobs tokens as `token_id:N` (a request's own field wins). */
   returnTokensAsTokenIds?: boolean;
+  /**
+   * vLLM's `--stream-interval` (default 1): tokens per streamed chunk. A request's `stream_interval` may raise
+   * it, not lower it; the first and the last chunk go out at once.
+   */
+  streamInterval?: number;
   /** vLLM's `--lora-modules` (parsed: `parseLoraModules`): loaded on the engines when the server starts. */
   loraModules?: readonly LoraModule[];
   /** TLS (vLLM's `--ssl-keyfile`, `--ssl-certfile`, `--ssl-ca-certs`, `--ssl-cert-reqs`): PEM contents. */
@@ -102,6 +107,16 @@ declare module "fastify" {
   }
 }
 
+function streamIntervalOption(value: number | undefined): number {
+  if (value === undefined) return 1;
+  if (!Number.isInteger(value) || value < 1) {
+    throw new InvalidServerOptionsError(
+      `streamInterval must be an integer of at least 1 (vLLM's --stream-interval), got ${value}`,
+    );
+  }
+  return value;
+}
+
 export function createServer(options: ServerOptions): FastifyInstance {
   const servedModelName = options.servedModelName ?? options.modelPath;
   const maxModelLen = options.maxModelLen ?? options.client.maxModelLen;
@@ -117,6 +132,7 @@ export function createServer(options: ServerOptions): FastifyInstance {
     sseStats: { events: 0, drainWaits: 0, maxBufferedBytes: 0 },
     models,
     returnTokensAsTokenIds: options.returnTokensAsTokenIds ?? false,
+    streamInterval: streamIntervalOption(options.streamInterval),
     ...parserServing(options, options.tokenizer),
   };
   const rootPath = (options.rootPath ?? "").replace(/\/+$/, "");

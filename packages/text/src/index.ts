@@ -31,7 +31,7 @@ export {
   type TextRequest,
   type TextSamplingParams,
 } from "./text-output.js";
-export { TextStream, textStream } from "./text-stream.js";
+export { TextStream, type TextStreamOptions, textStream } from "./text-stream.js";
 export {
   type ChatPrompt,
   type DecodeOptions,

@@ -40,8 +40,13 @@ export interface TextDelta {
   finished: boolean;
   /** The request finished here (a stop string) while the engine still runs it: it must be aborted. */
   abortEngine: boolean;
-  /** The engine output behind this delta (logprobs, prefill stats, timing...). */
+  /** The engine output behind this delta (logprobs, prefill stats, timing...); the last one when merged. */
   output: EngineCoreOutput;
+  /**
+   * Every engine output merged into this delta, oldest first, when there are several (a stream interval > 1:
+   * TextStreamOptions); absent when the delta is one output's.
+   */
+  outputs?: readonly EngineCoreOutput[];
 }
 
 export function detokenizerOptions(request: TextRequest): DetokenizerOptions {

@@ -2,20 +2,48 @@
 // the engine stream is ended at once with its `finish`: the request counts as finished with stop
 // (metrics, timings) and is aborted on the engine (vLLM's output processor records the finish, returns it
 // in `reqs_to_abort` and AsyncLLM aborts it in EngineCore); nothing after it is read.
+//
+// With a stream interval N > 1 (vLLM's `--stream-interval` and request `stream_interval`), deltas are merged
+// as vLLM's RequestState.make_request_output merges them: the first delta goes out at once, then one delta per
+// N or more new tokens, and the last one (finished) at once.
 import type { EngineCoreOutput, EngineCoreOutputStream } from "@vllm-engine-core/client";
+import { InvalidTextOptionsError } from "./errors.js";
 import { type TextDelta, TextOutputProcessor, type TextRequest } from "./text-output.js";
 import type { Tokenizer } from "./tokenizer.js";
+
+export interface TextStreamOptions {
+  /**
+   * Tokens per delta (vLLM's stream_interval, default 1: a delta per engine output). The first delta and the
+   * finished one are never held; merged deltas list their engine outputs in `outputs`.
+   */
+  streamInterval?: number | undefined;
+}
 
 export class TextStream implements AsyncIterableIterator<TextDelta> {
   readonly requestId: string;
   readonly processor: TextOutputProcessor;
   readonly #outputs: EngineCoreOutputStream;
+  readonly #interval: number;
   #done = false;
+  /** A delta has been handed out (vLLM's `sent_tokens_offset > 0`): later ones wait for the interval. */
+  #sentOne = false;
 
-  constructor(outputs: EngineCoreOutputStream, processor: TextOutputProcessor) {
+  constructor(
+    outputs: EngineCoreOutputStream,
+    processor: TextOutputProcessor,
+    options: TextStreamOptions = {},
+  ) {
     this.requestId = outputs.requestId;
     this.#outputs = outputs;
     this.processor = processor;
+    const interval = options.streamInterval ?? 1;
+    if (!Number.isInteger(interval) || interval < 1) {
+      throw new InvalidTextOptionsError({
+        field: "streamInterval",
+        detail: `must be an integer of at least 1 (vLLM's stream_interval), got ${interval}`,
+      });
+    }
+    this.#interval = interval;
   }
 
   /** The underlying engine stream (engine index, timestamps). */
@@ -23,7 +51,43 @@ export class TextStream implements AsyncIterableIterator<TextDelta> {
     return this.#outputs;
   }
 
-  async next(): Promise<IteratorResult<TextDelta>> {
+  next(): Promise<IteratorResult<TextDelta>> {
+    return this.#interval === 1 ? this.#nextDelta() : this.#nextMerged();
+  }
+
+  /** Deltas merged until the interval's tokens are there (or the first, or the finished one). */
+  async #nextMerged(): Promise<IteratorResult<TextDelta>> {
+    let merged: TextDelta | undefined;
+    let outputs: EngineCoreOutput[] | undefined;
+    let tokens = 0;
+    for (;;) {
+      const result = await this.#nextDelta();
+      if (result.done) {
+        // The engine stream ended without a finished delta (aborted): what was merged still goes out.
+        if (merged === undefined) return result;
+        return { value: { ...merged, outputs: outputs! }, done: false };
+      }
+      const delta = result.value;
+      if (merged === undefined) {
+        merged = delta;
+        outputs = [delta.output];
+      } else {
+        merged = {
+          ...delta,
+          text: merged.text + delta.text,
+          tokenIds: [...merged.tokenIds, ...delta.tokenIds],
+        };
+        outputs!.push(delta.output);
+      }
+      tokens += delta.tokenIds.length;
+      if (delta.finished || !this.#sentOne || tokens >= this.#interval) {
+        this.#sentOne = true;
+        return { value: outputs!.length === 1 ? merged : { ...merged, outputs: outputs! }, done: false };
+      }
+    }
+  }
+
+  async #nextDelta(): Promise<IteratorResult<TextDelta>> {
     if (this.#done) return { value: undefined, done: true };
     for (;;) {
       let result: IteratorResult<EngineCoreOutput>;
@@ -73,6 +137,7 @@ export function textStream(
   tokenizer: Tokenizer,
   request: TextRequest,
   outputs: EngineCoreOutputStream,
+  options: TextStreamOptions = {},
 ): TextStream {
-  return new TextStream(outputs, new TextOutputProcessor(tokenizer, request));
+  return new TextStream(outputs, new TextOutputProcessor(tokenizer, request), options);
 }

@@ -57,6 +57,39 @@ describe("textStream over EngineCoreClient + mock engine (--echo-prompt)", () =>
     expect(deltas.flatMap((d) => d.tokenIds)).toEqual(prompt);
   });
 
+  it("a stream interval merges deltas (first at once, then ≥ N tokens) and loses no text, token or output", async () => {
+    const text =
+      "The quick brown fox — 你好，世界 😀👍🏽 café, and then a stop word: STOP and more after it.";
+    const prompt = await tok.encode(text);
+    const request = {
+      requestId: "interval-1",
+      promptTokenIds: prompt,
+      samplingParams: { maxTokens: 100_000, stop: ["STOP"] },
+    };
+    const { text: merged, deltas } = await collect(
+      textStream(tok, request, await client.call(request), { streamInterval: 4 }),
+    );
+    expect(merged).toBe(text.slice(0, text.indexOf("STOP")));
+    const tokens = deltas.map((d) => d.tokenIds.length);
+    for (const n of tokens.slice(1, -1)) expect(n).toBeGreaterThanOrEqual(4);
+    // Merged deltas list their engine outputs, whose tokens are the delta's, in order.
+    for (const d of deltas) {
+      const outputs = d.outputs ?? [d.output];
+      expect(outputs.flatMap((o) => o.newTokenIds)).toEqual(d.tokenIds);
+      expect(outputs.at(-1)).toBe(d.output);
+    }
+    expect(deltas.filter((d) => d.outputs !== undefined).length).toBeGreaterThan(0);
+    // A stop string inside a merged run still finishes the request at once and aborts it on the engine.
+    const last = deltas.at(-1)!;
+    expect([last.finishReason, last.stopReason, last.abortEngine]).toEqual([FinishReason.STOP, "STOP", true]);
+    await engine.waitForEvent(
+      (e) => e.event === "abort" && (e.requestIds as string[] | undefined)?.includes("interval-1") === true,
+    );
+    expect(() => textStream(tok, request, { requestId: "x" } as never, { streamInterval: 0 })).toThrow(
+      /Invalid text option `streamInterval`: must be an integer of at least 1/,
+    );
+  });
+
   it("finishes on a stop string with STOP and the string, and aborts the request on the engine", async () => {
     const prompt = await tok.encode("alpha beta gamma STOP delta epsilon");
     const request = {

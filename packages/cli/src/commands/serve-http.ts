@@ -67,6 +67,12 @@ export const SERVE_HTTP_FLAGS: FlagSpec[] = [
     help: "logprobs tokens as `token_id:N` (a request's return_tokens_as_token_ids wins)",
   },
   {
+    name: "stream-interval",
+    type: "string",
+    value: "N",
+    help: "tokens per streamed chunk (default 1; a request's stream_interval may raise it); first and last chunks at once",
+  },
+  {
     name: "lora-modules",
     type: "string",
     multiple: true,
@@ -88,6 +94,8 @@ export interface HttpOptions {
   enableRequestIdHeaders: boolean;
   rootPath?: string;
   returnTokensAsTokenIds: boolean;
+  /** vLLM's `--stream-interval` (an engine argument there: its output processor reads it). */
+  streamInterval?: number;
   loraModules: LoraModule[];
   https?: { key: Buffer; cert: Buffer; ca?: Buffer; requestCert?: boolean; rejectUnauthorized?: boolean };
 }
@@ -162,6 +170,7 @@ export function httpOptions(
     throw new CliUsageError((error as Error).message, command);
   }
   const rootPath = str(args, "root-path");
+  const streamInterval = int(args, command, "stream-interval", { min: 1 });
   return {
     apiKeys,
     cors: {
@@ -173,6 +182,7 @@ export function httpOptions(
     enableRequestIdHeaders: bool(args, "enable-request-id-headers"),
     ...(rootPath === undefined ? {} : { rootPath }),
     returnTokensAsTokenIds: bool(args, "return-tokens-as-token-ids"),
+    ...(streamInterval === undefined ? {} : { streamInterval }),
     loraModules,
     ...(https ? { https } : {}),
   };
