@@ -14,7 +14,7 @@ import {
   summarizeWorkload,
   type VsVllmDocument,
 } from "../src/scenarios/vs-vllm/report.js";
-import { engineCorePid, splitRoles } from "../src/scenarios/vs-vllm/stacks.js";
+import { engineCorePid, oursServerSetup, splitRoles } from "../src/scenarios/vs-vllm/stacks.js";
 import { selectWorkloads } from "../src/scenarios/vs-vllm/workloads.js";
 
 /** The shape vllm/benchmarks/serve.py saves with --save-result --save-detailed (fields this scenario reads). */
@@ -314,5 +314,16 @@ describe("compareRuns", () => {
     const c3 = compareRuns(a, fewer);
     expect(c3.ok).toBe(false);
     expect(correctnessLine(c3)).toMatch(/^MISMATCH: .*output tokens vLLM 6, ours 5 \(1 requests differ\)/);
+  });
+});
+
+describe("oursServerSetup", () => {
+  it("reads the API-server count, the Node.js binary and both servers' stream interval; refuses bad numbers", () => {
+    expect(oursServerSetup({})).toEqual({ apiServers: 1, node: process.execPath, streamInterval: 1 });
+    expect(
+      oursServerSetup({ VS_VLLM_API_SERVERS: "2", VS_VLLM_OURS_NODE: "/n", VS_VLLM_STREAM_INTERVAL: "8" }),
+    ).toEqual({ apiServers: 2, node: "/n", streamInterval: 8 });
+    expect(() => oursServerSetup({ VS_VLLM_STREAM_INTERVAL: "0" })).toThrow(/VS_VLLM_STREAM_INTERVAL/);
+    expect(() => oursServerSetup({ VS_VLLM_API_SERVERS: "1.5" })).toThrow(/VS_VLLM_API_SERVERS/);
   });
 });

@@ -149,6 +149,7 @@ export async function vsVllm(config: VsVllmConfig = {}): Promise<VsVllmDocument>
       const setup = oursServerSetup();
       return {
         apiServers: setup.apiServers,
+        streamInterval: setup.streamInterval,
         node: setup.node === process.execPath ? process.version : setup.node,
       };
     })(),

@@ -313,7 +313,7 @@ export interface VsVllmDocument {
   readonly kit?: string;
   readonly engine: Readonly<Record<string, unknown>>;
   /** Our server's `--api-server-count` and Node.js (VS_VLLM_API_SERVERS, VS_VLLM_OURS_NODE). */
-  readonly ours?: { readonly apiServers: number; readonly node: string };
+  readonly ours?: { readonly apiServers: number; readonly node: string; readonly streamInterval?: number };
   readonly skipped?: string;
   readonly workloads: readonly WorkloadResult[];
   readonly errors: readonly string[];
@@ -351,7 +351,12 @@ export function renderMarkdown(doc: VsVllmDocument): string {
     `Engine (both sides): ${Object.entries(doc.engine)
       .map(([k, v]) => `${k} ${v}`)
       .join(", ")}. Kit: ${doc.kit ?? "?"}.`,
-    ...(doc.ours ? [`Our server: --api-server-count ${doc.ours.apiServers}, Node.js ${doc.ours.node}.`] : []),
+    ...(doc.ours
+      ? [
+          `Our server: --api-server-count ${doc.ours.apiServers}, Node.js ${doc.ours.node}. Both servers: ` +
+            `--stream-interval ${doc.ours.streamInterval ?? 1}.`,
+        ]
+      : []),
     "",
   );
   if (doc.errors.length > 0)

@@ -70,11 +70,13 @@ async function stopQuietly(process: VllmProcess | undefined): Promise<void> {
 }
 
 export async function startVllmStack(o: StackOptions): Promise<Stack> {
+  const { streamInterval } = oursServerSetup();
   const server = startVllmServer({
     kit: o.kit,
     port: await freePort(),
     servedModelName: SERVED_MODEL,
     ...o.flags,
+    extraFlags: [...(o.flags.extraFlags ?? []), "--stream-interval", String(streamInterval)],
     executor: o.executor,
     env: { PYTHONUNBUFFERED: "1" },
   });
@@ -97,14 +99,26 @@ const CLI = join(repoRoot, "packages", "cli", "bin", "vllm-engine-core.js");
 
 /**
  * How our server runs: `--api-server-count` (VS_VLLM_API_SERVERS, default 1; more needs Node.js ≥ 22.12) and
- * the Node.js binary (VS_VLLM_OURS_NODE, default this one's).
+ * the Node.js binary (VS_VLLM_OURS_NODE, default this one's); and both servers' `--stream-interval`
+ * (VS_VLLM_STREAM_INTERVAL, default 1: vLLM's default).
  */
-export function oursServerSetup(env: NodeJS.ProcessEnv = process.env): { apiServers: number; node: string } {
-  const apiServers = Number(env.VS_VLLM_API_SERVERS ?? 1);
-  if (!Number.isInteger(apiServers) || apiServers < 1) {
-    throw new Error(`VS_VLLM_API_SERVERS must be a positive integer, got ${env.VS_VLLM_API_SERVERS}`);
-  }
-  return { apiServers, node: env.VS_VLLM_OURS_NODE || process.execPath };
+export function oursServerSetup(env: NodeJS.ProcessEnv = process.env): {
+  apiServers: number;
+  node: string;
+  streamInterval: number;
+} {
+  const positive = (name: string) => {
+    const value = Number(env[name] ?? 1);
+    if (!Number.isInteger(value) || value < 1) {
+      throw new Error(`${name} must be a positive integer, got ${env[name]}`);
+    }
+    return value;
+  };
+  return {
+    apiServers: positive("VS_VLLM_API_SERVERS"),
+    node: env.VS_VLLM_OURS_NODE || process.execPath,
+    streamInterval: positive("VS_VLLM_STREAM_INTERVAL"),
+  };
 }
 const LISTENING = /serving "[^"]+" on (http:\/\/[^\s]+:\d+)/;
 
@@ -135,6 +149,8 @@ export async function startOursStack(o: StackOptions): Promise<Stack> {
       String(await freePort()),
       "--api-server-count",
       String(setup.apiServers),
+      "--stream-interval",
+      String(setup.streamInterval),
     ],
     process.env,
   );
