@@ -65,7 +65,7 @@ export class TextStream implements AsyncIterableIterator<TextDelta> {
       if (result.done) {
         // The engine stream ended without a finished delta (aborted): what was merged still goes out.
         if (merged === undefined) return result;
-        return { value: { ...merged, outputs: outputs! }, done: false };
+        return { value: this.#withOutputs(merged, outputs!), done: false };
       }
       const delta = result.value;
       if (merged === undefined) {
@@ -82,9 +82,14 @@ export class TextStream implements AsyncIterableIterator<TextDelta> {
       tokens += delta.tokenIds.length;
       if (delta.finished || !this.#sentOne || tokens >= this.#interval) {
         this.#sentOne = true;
-        return { value: outputs!.length === 1 ? merged : { ...merged, outputs: outputs! }, done: false };
+        return { value: this.#withOutputs(merged, outputs!), done: false };
       }
     }
+  }
+
+  /** A delta of several outputs lists them (`outputs`); one of a single output is left as it is. */
+  #withOutputs(merged: TextDelta, outputs: EngineCoreOutput[]): TextDelta {
+    return outputs.length === 1 ? merged : { ...merged, outputs };
   }
 
   async #nextDelta(): Promise<IteratorResult<TextDelta>> {
