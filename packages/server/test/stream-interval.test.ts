@@ -3,6 +3,7 @@
 // once; the request may raise the server's interval, not lower it; text and logprobs lose nothing.
 import { describe, expect, it } from "vitest";
 import { InvalidServerOptionsError } from "../src/errors.js";
+import { streamIntervalOf } from "../src/params.js";
 import { createServer } from "../src/server.js";
 import { MODEL, QWEN3_DIR, qwen3, type Stack, startStack } from "./helpers.js";
 
@@ -92,13 +93,10 @@ describe("stream interval", () => {
       });
       // The role chunk (no tokens) first, then the content chunks.
       expectInterval(tokensPerChunk(chat.slice(1)), 4, 17);
-      // Without streaming the interval changes nothing.
-      const res = await fetch(`${stack.baseUrl}/v1/completions`, {
-        method: "POST",
-        headers: { "content-type": "application/json" },
-        body: JSON.stringify(completion({ stream_options: undefined, stream_interval: 3 })),
-      });
-      expect(((await res.json()) as Json).usage.completion_tokens).toBe(21);
+      // Without streaming the interval is 1 (only the final output is read), as in vLLM.
+      expect(streamIntervalOf({ stream_interval: 8 }, false, 4)).toBe(1);
+      expect(streamIntervalOf({ stream_interval: 8 }, true, 4)).toBe(8);
+      expect(streamIntervalOf({ stream_interval: null }, true, 4)).toBe(4);
     } finally {
       await stack.close();
     }

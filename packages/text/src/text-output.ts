@@ -29,9 +29,12 @@ export interface TextRequest {
 /** One engine output as text. */
 export interface TextDelta {
   requestId: string;
-  /** Text added by this output ("" while text is held back). */
+  /** Text added by this output, or by every output merged into it ("" while text is held back). */
   text: string;
-  /** The output's new token ids, unchanged (vLLM's `CompletionOutput.token_ids` in DELTA mode). */
+  /**
+   * The output's new token ids, unchanged (vLLM's `CompletionOutput.token_ids` in DELTA mode); when merged,
+   * every merged output's, in order.
+   */
   tokenIds: readonly number[];
   /** Set on the last delta: the engine's reason, or STOP when a stop string matched. */
   finishReason: FinishReason | null;

@@ -38,6 +38,8 @@ export class TextStream implements AsyncIterableIterator<TextDelta> {
     this.processor = processor;
     const interval = options.streamInterval ?? 1;
     if (!Number.isInteger(interval) || interval < 1) {
+      // The request is already running: leaving it would keep it generating on the engine.
+      void outputs.return().catch(() => {});
       throw new InvalidTextOptionsError({
         field: "streamInterval",
         detail: `must be an integer of at least 1 (vLLM's stream_interval), got ${interval}`,
@@ -55,41 +57,42 @@ export class TextStream implements AsyncIterableIterator<TextDelta> {
     return this.#interval === 1 ? this.#nextDelta() : this.#nextMerged();
   }
 
-  /** Deltas merged until the interval's tokens are there (or the first, or the finished one). */
+  /**
+   * Deltas merged until the interval's tokens are there (or the first, or the finished one). Texts, ids and
+   * outputs are collected in arrays and joined once, when the merged delta goes out: linear in the tokens
+   * whatever the interval (a request may ask for any).
+   */
   async #nextMerged(): Promise<IteratorResult<TextDelta>> {
-    let merged: TextDelta | undefined;
-    let outputs: EngineCoreOutput[] | undefined;
+    const deltas: TextDelta[] = [];
     let tokens = 0;
     for (;;) {
       const result = await this.#nextDelta();
       if (result.done) {
         // The engine stream ended without a finished delta (aborted): what was merged still goes out.
-        if (merged === undefined) return result;
-        return { value: this.#withOutputs(merged, outputs!), done: false };
+        return deltas.length === 0 ? result : { value: this.#merge(deltas, tokens), done: false };
       }
       const delta = result.value;
-      if (merged === undefined) {
-        merged = delta;
-        outputs = [delta.output];
-      } else {
-        merged = {
-          ...delta,
-          text: merged.text + delta.text,
-          tokenIds: [...merged.tokenIds, ...delta.tokenIds],
-        };
-        outputs!.push(delta.output);
-      }
+      deltas.push(delta);
       tokens += delta.tokenIds.length;
       if (delta.finished || !this.#sentOne || tokens >= this.#interval) {
-        this.#sentOne = true;
-        return { value: this.#withOutputs(merged, outputs!), done: false };
+        return { value: this.#merge(deltas, tokens), done: false };
       }
     }
   }
 
-  /** A delta of several outputs lists them (`outputs`); one of a single output is left as it is. */
-  #withOutputs(merged: TextDelta, outputs: EngineCoreOutput[]): TextDelta {
-    return outputs.length === 1 ? merged : { ...merged, outputs };
+  /** One delta for `deltas`: their text and ids joined, the last one's finish, every output listed. */
+  #merge(deltas: readonly TextDelta[], tokens: number): TextDelta {
+    // vLLM's `sent_tokens_offset == 0`: only a delta with tokens ends "the first goes out at once".
+    if (tokens > 0) this.#sentOne = true;
+    const last = deltas[deltas.length - 1]!;
+    if (deltas.length === 1) return last;
+    const tokenIds: number[] = [];
+    let text = "";
+    for (const d of deltas) {
+      text += d.text;
+      for (const id of d.tokenIds) tokenIds.push(id);
+    }
+    return { ...last, text, tokenIds, outputs: deltas.map((d) => d.output) };
   }
 
   async #nextDelta(): Promise<IteratorResult<TextDelta>> {

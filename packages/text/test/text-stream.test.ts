@@ -72,6 +72,13 @@ describe("textStream over EngineCoreClient + mock engine (--echo-prompt)", () =>
     expect(merged).toBe(text.slice(0, text.indexOf("STOP")));
     const tokens = deltas.map((d) => d.tokenIds.length);
     for (const n of tokens.slice(1, -1)) expect(n).toBeGreaterThanOrEqual(4);
+    // The first delta goes out at once (one engine output), and no delta is held past the interval: the
+    // outputs before its last one hold fewer than 4 tokens.
+    expect(deltas[0]!.outputs).toBeUndefined();
+    for (const d of deltas.slice(0, -1)) {
+      const before = (d.outputs ?? [d.output]).slice(0, -1);
+      expect(before.reduce((sum, o) => sum + o.newTokenIds.length, 0)).toBeLessThan(4);
+    }
     // Merged deltas list their engine outputs, whose tokens are the delta's, in order.
     for (const d of deltas) {
       const outputs = d.outputs ?? [d.output];
@@ -85,9 +92,19 @@ describe("textStream over EngineCoreClient + mock engine (--echo-prompt)", () =>
     await engine.waitForEvent(
       (e) => e.event === "abort" && (e.requestIds as string[] | undefined)?.includes("interval-1") === true,
     );
-    expect(() => textStream(tok, request, { requestId: "x" } as never, { streamInterval: 0 })).toThrow(
+    // A bad interval is refused, and the request already started is not left running.
+    let returned = false;
+    const started = {
+      requestId: "x",
+      return: async () => {
+        returned = true;
+        return { done: true };
+      },
+    };
+    expect(() => textStream(tok, request, started as never, { streamInterval: 0 })).toThrow(
       /Invalid text option `streamInterval`: must be an integer of at least 1/,
     );
+    expect(returned).toBe(true);
   });
 
   it("finishes on a stop string with STOP and the string, and aborts the request on the engine", async () => {
