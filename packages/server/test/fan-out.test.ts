@@ -8,7 +8,7 @@ import { promptLogprobs as mockPromptLogprobs } from "@vllm-engine-core/mock-eng
 import OpenAI from "openai";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { correctedTokenText } from "../src/token-text.js";
-import { engineRequestId, MODEL, qwen3, type Stack, startStack } from "./helpers.js";
+import { engineRequestId, sseEvents as events, MODEL, qwen3, type Stack, startStack } from "./helpers.js";
 
 const tok = qwen3();
 
@@ -27,19 +27,6 @@ async function post(
   });
   const raw = await res.text();
   return { status: res.status, body: JSON.parse(raw), raw };
-}
-
-/** A whole SSE response: the JSON payloads, [DONE] checked last. */
-async function events(stack: Stack, path: string, body: object): Promise<Json[]> {
-  const res = await fetch(`${stack.baseUrl}${path}`, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({ ...body, stream: true }),
-  });
-  expect(res.status).toBe(200);
-  const parts = (await res.text()).split("\n\n").filter((e) => e !== "");
-  expect(parts.at(-1)).toBe("data: [DONE]");
-  return parts.slice(0, -1).map((e) => JSON.parse(e.slice("data: ".length)));
 }
 
 /** The text the echoing mock generates for a prompt of `ids` in `count` tokens (cycling past its end). */

@@ -12,6 +12,7 @@ import {
 } from "@vllm-engine-core/mock-engine";
 import { Tokenizer } from "@vllm-engine-core/text";
 import type { FastifyInstance } from "fastify";
+import { expect } from "vitest";
 import { createServer, type EngineClient, type ServerOptions } from "../src/index.js";
 
 const require = createRequire(import.meta.url);
@@ -146,4 +147,18 @@ export function engineRequestId(stack: Stack, externalId: string): string {
   );
   if (add === undefined) throw new Error(`the engine saw no request for ${externalId}`);
   return add.requestId as string;
+}
+
+/** A whole streamed response (`stream: true` added): its JSON payloads, after checking [DONE] comes last. */
+// biome-ignore lint/suspicious/noExplicitAny: JSON bodies of many shapes
+export async function sseEvents(stack: Stack, path: string, body: object): Promise<any[]> {
+  const res = await fetch(`${stack.baseUrl}${path}`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ ...body, stream: true }),
+  });
+  expect(res.status).toBe(200);
+  const parts = (await res.text()).split("\n\n").filter((e) => e !== "");
+  expect(parts.at(-1)).toBe("data: [DONE]");
+  return parts.slice(0, -1).map((e) => JSON.parse(e.slice("data: ".length)));
 }

@@ -5,22 +5,10 @@ import { describe, expect, it } from "vitest";
 import { InvalidServerOptionsError } from "../src/errors.js";
 import { streamIntervalOf } from "../src/params.js";
 import { createServer } from "../src/server.js";
-import { MODEL, QWEN3_DIR, qwen3, type Stack, startStack } from "./helpers.js";
+import { sseEvents as events, MODEL, QWEN3_DIR, qwen3, startStack } from "./helpers.js";
 
 // biome-ignore lint/suspicious/noExplicitAny: JSON bodies of many shapes
 type Json = any;
-
-async function events(stack: Stack, path: string, body: object): Promise<Json[]> {
-  const res = await fetch(`${stack.baseUrl}${path}`, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({ ...body, stream: true }),
-  });
-  expect(res.status).toBe(200);
-  const parts = (await res.text()).split("\n\n").filter((e) => e !== "");
-  expect(parts.at(-1)).toBe("data: [DONE]");
-  return parts.slice(0, -1).map((e) => JSON.parse(e.slice("data: ".length)));
-}
 
 /** Tokens per chunk, from continuous usage (each chunk's completion_tokens so far). */
 function tokensPerChunk(chunks: Json[]): number[] {
