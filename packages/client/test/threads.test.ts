@@ -24,13 +24,16 @@ describe("threads and process lifetime", () => {
       // Plain Node resolution (built dist), not the test runner's source condition.
       execArgv: [],
     });
+    // Listened for before the message is awaited: a worker's last message and its exit can be emitted in one
+    // turn, so a listener added after `await`ing the message may miss the exit and wait forever.
+    const exited = new Promise((r) => worker.once("exit", r));
     const result = await new Promise<{ tokens: number[]; finishReason: number; loadedZeromq: boolean }>(
       (resolve, reject) => {
         worker.once("message", resolve);
         worker.once("error", reject);
       },
     );
-    await new Promise((r) => worker.once("exit", r));
+    await exited;
     expect(result.tokens).toEqual(expectedTokens("from-worker", request.promptTokenIds!, 7));
     expect(result.finishReason).toBe(FinishReason.LENGTH);
     expect(result.loadedZeromq).toBe(false);

@@ -118,6 +118,8 @@ describe("misuse across threads", () => {
       workerData: { handle: client.handle, request: chatRequest("shared-id", 3) },
       execArgv: [],
     });
+    // Listened for before the report is awaited: the last message and the exit can come in one turn.
+    const exited = new Promise((resolve) => worker.once("exit", resolve));
     const report = await withTimeout(
       new Promise<{
         first: { error?: { name: string; code: string } };
@@ -129,7 +131,7 @@ describe("misuse across threads", () => {
       20_000,
       "the worker's report",
     );
-    await new Promise((resolve) => worker.once("exit", resolve));
+    await exited;
     expect(report.first.error).toMatchObject({
       name: "DuplicateRequestIdError",
       code: "DUPLICATE_REQUEST_ID",
