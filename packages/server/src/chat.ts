@@ -314,8 +314,10 @@ export async function chatCompletions(
         continue;
       }
       if (!d.finished && lp === null) {
-        // The common chunk: a text delta from the per-request template (nothing to send while held back).
-        if (d.text === "") continue;
+        // The common chunk: a text delta from the per-request template. A token whose text is held back
+        // still gets its chunk, with content "", as vLLM's server sends it (`DeltaMessage(content="")`);
+        // only a delta without tokens before the first token is skipped (its "chunked prefill case").
+        if (d.text === "" && d.tokenIds.length === 0 && completionTokens[i] === 0) continue;
         const json = continuousUsage
           ? textChunks[i]!.jsonWithUsage(d.text, promptTokenIds.length, completionTokens[i]!)
           : textChunks[i]!.json(d.text);

@@ -265,8 +265,11 @@ export async function completions(
       // Only logprobs read the offsets (a code-point count per token otherwise spent for nothing).
       if (logprobs !== undefined) textLengths[i]! += pyLen(d.text);
       if (!d.finished && lp === null) {
-        // The common chunk: a text delta from the per-request template (nothing to send while held back).
-        if (text === "") continue;
+        // The common chunk: a text delta from the per-request template. A token whose text is held back
+        // (an unfinished character, a possible stop string) still gets its chunk, with text "", as vLLM's
+        // server sends it; only a delta without tokens before the first token is skipped (its "chunked
+        // prefill case").
+        if (text === "" && d.tokenIds.length === 0 && completionTokens[i] === 0) continue;
         const json = continuousUsage
           ? textChunks[i]!.jsonWithUsage(text, promptOf(choice).tokenIds.length, completionTokens[i]!)
           : textChunks[i]!.json(text);

@@ -157,6 +157,32 @@ describe("OpenAI client against the server (mock engine, --echo-prompt)", () => 
     expect(pieces.some((p) => p.includes("\ufffd"))).toBe(false);
   });
 
+  it("a token whose text is held back still gets its chunk, with empty text, as vLLM's server sends it", async () => {
+    // ca | fé | " \xe2\x98" (held back: ☕ is unfinished) | "\x95": four tokens, four chunks.
+    const prompt = [924, 58858, 25125, 243];
+    const stream = await openai.completions.create({ model: MODEL, prompt, max_tokens: 4, stream: true });
+    const pieces: string[] = [];
+    for await (const chunk of stream) pieces.push(chunk.choices[0]?.text ?? "");
+    expect(pieces).toEqual(["ca", "fé", "", " ☕"]);
+
+    // Chat, no parser: `DeltaMessage(content="")` for the held-back token; a chunk per generated token.
+    const messages = [{ role: "user", content: "café ☕ 😀 你好 ☕" }];
+    const expected = await echoedChat(messages);
+    const chat = await openai.chat.completions.create({
+      model: MODEL,
+      messages: messages as never,
+      max_tokens: expected.promptTokens,
+      stream: true,
+      stream_options: { include_usage: true },
+    });
+    const chunks = [];
+    for await (const chunk of chat) chunks.push(chunk);
+    const tokenChunks = chunks.slice(1).filter((c) => c.choices.length === 1);
+    expect(tokenChunks).toHaveLength(chunks.at(-1)!.usage!.completion_tokens);
+    expect(tokenChunks.filter((c) => c.choices[0]!.delta.content === "").length).toBeGreaterThan(0);
+    expect(tokenChunks.map((c) => c.choices[0]!.delta.content ?? "").join("")).toBe(expected.text);
+  });
+
   it("chat: max_completion_tokens bounds the output (finish length)", async () => {
     const res = await openai.chat.completions.create({
       model: MODEL,
