@@ -234,6 +234,26 @@ describe.concurrent("serve --mock in a child process", () => {
     );
   });
 
+  test("--renderer-num-workers: not a positive integer is a usage error; 2 serves", async () => {
+    const bad = startCli(["serve", "--mock", "--port", "0", "--renderer-num-workers", "0"]);
+    const { code } = await bad.done;
+    expect(code).toBe(2);
+    expect(bad.stderr).toMatch(/--renderer-num-workers/);
+    const s = await serve(["--renderer-num-workers", "2"]);
+    try {
+      const res = await post(`${s.base}/v1/completions`, {
+        model: "qwen3-mock",
+        prompt: "Hello",
+        max_tokens: 2,
+      });
+      expect(res.status).toBe(200);
+      expect(((await res.json()) as Completion).usage.completion_tokens).toBe(2);
+    } finally {
+      s.run.child.kill("SIGINT");
+      await s.run.done;
+    }
+  });
+
   test("--enable-auto-tool-choice without --tool-call-parser: usage error, vLLM's wording", async () => {
     const run = startCli(["serve", "--mock", "--port", "0", "--enable-auto-tool-choice"]);
     const { code } = await run.done;

@@ -38,4 +38,5 @@ export {
   type EncodeOptions,
   type GenerationDefaults,
   Tokenizer,
+  type TokenizerOptions,
 } from "./tokenizer.js";

@@ -10,6 +10,7 @@ import {
   CompiledChatTemplate,
   selectChatTemplate,
 } from "./chat-template.js";
+import { ConcurrencyLimit } from "./concurrency-limit.js";
 import { type DecodeFn, seedContext, type TokenDecodeStream, WindowDecodeStream } from "./decode-stream.js";
 import { TokenizerLoadError } from "./errors.js";
 import {
@@ -22,6 +23,16 @@ import {
 export interface EncodeOptions {
   /** Add the tokenizer's special tokens (its post-processor, e.g. BOS). Default true, as in transformers. */
   addSpecialTokens?: boolean;
+}
+
+export interface TokenizerOptions {
+  /**
+   * At most this many encodes run at once on libuv's thread pool; the others wait, in order. Default no
+   * bound (the pool's size, 4 unless `UV_THREADPOOL_SIZE` says otherwise, bounds them). A server gives 1, as
+   * vLLM's `--renderer-num-workers` does by default: tokenizing a burst of long prompts then takes one core,
+   * not every core the event loop and the engine also need.
+   */
+  maxConcurrentEncodes?: number;
 }
 
 export interface DecodeOptions {
@@ -130,7 +141,11 @@ export class Tokenizer {
   /** `_get_leading_space_marker`: the Metaspace replacement character, or null. */
   readonly #spaceMarker: string | null;
 
-  private constructor(files: ModelFiles, native: NativeTokenizer) {
+  /** Bounds the native encodes in flight (undefined: no bound). */
+  readonly #encodes: ConcurrencyLimit | undefined;
+
+  private constructor(files: ModelFiles, native: NativeTokenizer, encodes: ConcurrencyLimit) {
+    this.#encodes = encodes.limit === Number.POSITIVE_INFINITY ? undefined : encodes;
     this.directory = files.directory;
     this.#files = files;
     this.#native = native;
@@ -165,7 +180,12 @@ export class Tokenizer {
   }
 
   /** Loads tokenizer.json, tokenizer_config.json, special_tokens_map.json and generation_config.json. */
-  static fromDirectory(directory: string): Tokenizer {
+  static fromDirectory(directory: string, options: TokenizerOptions = {}): Tokenizer {
+    // Checked first: a bad option fails before the (slow) load.
+    const encodes = new ConcurrencyLimit(
+      options.maxConcurrentEncodes ?? Number.POSITIVE_INFINITY,
+      "maxConcurrentEncodes",
+    );
     const files = readModelFiles(directory);
     let native: NativeTokenizer;
     try {
@@ -177,7 +197,7 @@ export class Tokenizer {
       });
     }
     files.tokenizerJsonText = "";
-    return new Tokenizer(files, native);
+    return new Tokenizer(files, native, encodes);
   }
 
   /** True for the ByteLevel fast path of the incremental decoder. */
@@ -199,11 +219,15 @@ export class Tokenizer {
    * Token ids of `text`. Runs on the native thread pool (asynchronous): tokenizing a long prompt does not
    * block the event loop, so other streams keep flowing.
    */
-  async encode(text: string, options: EncodeOptions = {}): Promise<number[]> {
-    const encoding = await this.#native.encode(text, null, {
-      addSpecialTokens: options.addSpecialTokens ?? true,
-    });
-    return encoding.getIds();
+  encode(text: string, options: EncodeOptions = {}): Promise<number[]> {
+    const addSpecialTokens = options.addSpecialTokens ?? true;
+    const encode = async () => (await this.#native.encode(text, null, { addSpecialTokens })).getIds();
+    return this.#encodes === undefined ? encode() : this.#encodes.run(encode);
+  }
+
+  /** `maxConcurrentEncodes` (Infinity when unbounded). */
+  get maxConcurrentEncodes(): number {
+    return this.#encodes?.limit ?? Number.POSITIVE_INFINITY;
   }
 
   /** Text of `ids`, exactly as `tokenizers`' `decode(ids, skip_special_tokens)` gives it. */

@@ -167,4 +167,39 @@ describe("encode and decode", () => {
     // A synchronous encode would block every timer until it returned.
     expect(ticks).toBeGreaterThan(Math.min(5, elapsed / 10));
   });
+
+  it("with maxConcurrentEncodes 1, a short text queued behind a long one waits for it (unbounded: it does not)", async () => {
+    const long = buildCorpus(3, 400).join("\n").repeat(4);
+    const finishOrder = async (tok: Tokenizer) => {
+      const order: string[] = [];
+      const [longIds, shortIds] = await Promise.all([
+        tok.encode(long).then((ids) => {
+          order.push("long");
+          return ids;
+        }),
+        tok.encode("hello").then((ids) => {
+          order.push("short");
+          return ids;
+        }),
+      ]);
+      return { order, longIds, shortIds };
+    };
+    const serial = Tokenizer.fromDirectory(QWEN3_DIR, { maxConcurrentEncodes: 1 });
+    expect(serial.maxConcurrentEncodes).toBe(1);
+    const unbounded = qwen3();
+    expect(unbounded.maxConcurrentEncodes).toBe(Number.POSITIVE_INFINITY);
+    const a = await finishOrder(serial);
+    const b = await finishOrder(unbounded);
+    expect(a.order).toEqual(["long", "short"]);
+    // libuv's pool has 4 threads by default: the short encode overtakes the long one.
+    expect(b.order).toEqual(["short", "long"]);
+    expect(a.longIds).toEqual(b.longIds);
+    expect(a.shortIds).toEqual(b.shortIds);
+  });
+
+  it("refuses a maxConcurrentEncodes that is not a positive integer, before loading anything", () => {
+    expect(() => Tokenizer.fromDirectory("/nonexistent", { maxConcurrentEncodes: 0 })).toThrow(
+      expect.objectContaining({ code: "INVALID_TEXT_OPTIONS", field: "maxConcurrentEncodes" }),
+    );
+  });
 });

@@ -3,6 +3,7 @@
 import type { ClientHandle, StructuredOutputsConfig } from "@vllm-engine-core/client";
 import type { MetricsSnapshot } from "@vllm-engine-core/metrics";
 import type { ServerOptions } from "@vllm-engine-core/server";
+import type { TokenizerOptions } from "@vllm-engine-core/text";
 
 /** The server options that cross threads (structured-cloneable: no client, no tokenizer). */
 export type PortableServerOptions = Omit<
@@ -18,6 +19,7 @@ export interface ApiServerData {
   structuredOutputs: StructuredOutputsConfig;
   /** The tokenizer's directory (each server loads its own tokenizer). */
   tokenizerDir: string;
+  tokenizerOptions: TokenizerOptions;
   server: PortableServerOptions;
   host: string;
   /** The port the main thread's server bound (each server listens on it with SO_REUSEPORT). */

@@ -28,7 +28,7 @@ const client = await EngineCoreClient.attach(data.handle, { structuredOutputs: d
 const app = createServer({
   ...data.server,
   client,
-  tokenizer: Tokenizer.fromDirectory(data.tokenizerDir),
+  tokenizer: Tokenizer.fromDirectory(data.tokenizerDir, data.tokenizerOptions),
   // The main thread's server loaded them on the engines before this one started.
   loadLoraModules: false,
   metricsAcrossServers,

@@ -111,6 +111,12 @@ export const serveCommand: Command = {
         value: "N",
         help: "API servers sharing the port, one thread each, on one engine connection (default 1; N > 1 needs Node.js ≥ 22.12)",
       },
+      {
+        name: "renderer-num-workers",
+        type: "string",
+        value: "N",
+        help: "prompts tokenized at once per API server, on libuv's thread pool (default 1, as vLLM)",
+      },
       ...SERVE_HTTP_FLAGS,
       {
         name: STRUCTURED_OUTPUTS_BACKEND_FLAG,
@@ -169,7 +175,10 @@ export const serveCommand: Command = {
     }
     const { createServer, parseLoraModules, Tokenizer } = await loadServer();
     const http = httpOptions(args, CMD, process.env, parseLoraModules);
-    const tokenizer = Tokenizer.fromDirectory(model);
+    // vLLM's `--renderer-num-workers` (ModelConfig.renderer_num_workers, default 1): the renderer's thread
+    // pool, which tokenizes prompts. Here it bounds the native encodes in flight.
+    const rendererNumWorkers = int(args, CMD, "renderer-num-workers", { min: 1 }) ?? 1;
+    const tokenizer = Tokenizer.fromDirectory(model, { maxConcurrentEncodes: rendererNumWorkers });
     if (plan.kind === "mock") plan.mock.echoPrompt = true;
     const backend = str(args, STRUCTURED_OUTPUTS_BACKEND_FLAG) ?? "auto";
     if (!(STRUCTURED_OUTPUTS_BACKENDS as readonly string[]).includes(backend)) {
@@ -219,6 +228,7 @@ export const serveCommand: Command = {
         handle: client.handle,
         structuredOutputs: { backend: backend as StructuredOutputsBackend },
         tokenizerDir: model,
+        tokenizerOptions: { maxConcurrentEncodes: rendererNumWorkers },
         server: serverOptions,
         host,
         port: bound,
