@@ -328,7 +328,9 @@ export async function chatCompletions(
       }
       const choiceJson = {
         index: i,
-        delta: d.text === "" ? {} : { content: d.text },
+        // vLLM (no parser): `DeltaMessage(content=delta_text)`, also when the text is "" (the last chunk of
+        // an EOS, a token held back with logprobs).
+        delta: { content: d.text },
         logprobs: lp,
         finish_reason: finishOf(d),
         ...(d.finished ? { stop_reason: d.stopReason } : {}),

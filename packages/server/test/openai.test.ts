@@ -158,12 +158,13 @@ describe("OpenAI client against the server (mock engine, --echo-prompt)", () => 
   });
 
   it("a token whose text is held back still gets its chunk, with empty text, as vLLM's server sends it", async () => {
-    // ca | fé | " \xe2\x98" (held back: ☕ is unfinished) | "\x95": four tokens, four chunks.
-    const prompt = [924, 58858, 25125, 243];
-    const stream = await openai.completions.create({ model: MODEL, prompt, max_tokens: 4, stream: true });
+    // ca | fé | " \xe2\x98" (held back: ☕ is unfinished) | "\x95" | " ok": five tokens, five chunks, the
+    // sequence vLLM's own server streams for these tokens (tools/real-engine vllm-server.test.ts).
+    const prompt = [924, 58858, 25125, 243, 5394];
+    const stream = await openai.completions.create({ model: MODEL, prompt, max_tokens: 5, stream: true });
     const pieces: string[] = [];
     for await (const chunk of stream) pieces.push(chunk.choices[0]?.text ?? "");
-    expect(pieces).toEqual(["ca", "fé", "", " ☕"]);
+    expect(pieces).toEqual(["ca", "fé", "", " ☕", " ok"]);
 
     // Chat, no parser: `DeltaMessage(content="")` for the held-back token; a chunk per generated token.
     const messages = [{ role: "user", content: "café ☕ 😀 你好 ☕" }];
@@ -181,6 +182,8 @@ describe("OpenAI client against the server (mock engine, --echo-prompt)", () => 
     expect(tokenChunks).toHaveLength(chunks.at(-1)!.usage!.completion_tokens);
     expect(tokenChunks.filter((c) => c.choices[0]!.delta.content === "").length).toBeGreaterThan(0);
     expect(tokenChunks.map((c) => c.choices[0]!.delta.content ?? "").join("")).toBe(expected.text);
+    // The EOS's chunk: its text is skipped, vLLM still sends `"delta":{"content":""}` with the finish reason.
+    expect(tokenChunks.at(-1)!.choices[0]).toMatchObject({ delta: { content: "" }, finish_reason: "stop" });
   });
 
   it("chat: max_completion_tokens bounds the output (finish length)", async () => {

@@ -31,7 +31,8 @@ describe.skipIf(!kit)(title("vLLM's OpenAI server with the model-free executor")
       servedModelName: "tiny",
       maxModelLen: 1024,
       // Not `--reasoning-parser qwen3`: its module imports mistral_common, which the kit's index lacks.
-      executor: { scriptFile },
+      // A 20 ms step: one token per chunk, so the streamed chunks are per token (as under real load).
+      executor: { scriptFile, stepMs: 20 },
     });
     await server.ready(240_000);
   });
@@ -87,6 +88,53 @@ describe.skipIf(!kit)(title("vLLM's OpenAI server with the model-free executor")
     };
     expect(json.choices[0]?.message.content).toBe("<think>\nLooking outside.\n</think>\n\nSunny.");
     expect(json.choices[0]?.finish_reason).toBe("stop"); // EOS (<|im_end|>) after the script
+  });
+
+  /** A streamed request's `data:` events, parsed (without the closing [DONE]). */
+  async function streamed(path: string, body: Record<string, unknown>): Promise<Record<string, unknown>[]> {
+    if (!server) throw new Error("no server");
+    const response = await fetch(`${server.baseUrl}${path}`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ model: "tiny", stream: true, ...body }),
+      signal: AbortSignal.timeout(60_000),
+    });
+    expect(response.status).toBe(200);
+    const text = await response.text();
+    return text
+      .split("\n\n")
+      .filter((e) => e.startsWith("data: ") && e !== "data: [DONE]")
+      .map((e) => JSON.parse(e.slice(6)) as Record<string, unknown>);
+  }
+
+  it("streams a chunk per token, with empty text for a token whose text is held back (☕ split over two tokens)", async () => {
+    // The same sequences packages/server's openai.test.ts asks of our server.
+    const ids = encode("café ☕ ok"); // ca | fé | " \xe2\x98" | "\x95" | " ok"
+    const completion = await streamed("/v1/completions", {
+      prompt: "Say hello.",
+      max_tokens: ids.length,
+      vllm_xargs: { scripted_token_ids: ids },
+    });
+    const choices = completion.map((e) => (e.choices as { text: string; finish_reason: string | null }[])[0]);
+    expect(choices.map((c) => c?.text)).toEqual(["ca", "fé", "", " ☕", " ok"]);
+    expect(choices.map((c) => c?.finish_reason)).toEqual([null, null, null, null, "length"]);
+
+    const chat = await streamed("/v1/chat/completions", {
+      messages: [{ role: "user", content: "hi" }],
+      max_tokens: 20,
+      vllm_xargs: { scripted_token_ids: ids, scripted_end: "eos" },
+    });
+    const deltas = chat.map((e) => (e.choices as { delta: unknown; finish_reason: string | null }[])[0]);
+    expect(deltas.map((c) => c?.delta)).toEqual([
+      { role: "assistant", content: "" },
+      { content: "ca" },
+      { content: "fé" },
+      { content: "" },
+      { content: " ☕" },
+      { content: " ok" },
+      { content: "" }, // the EOS: its text is skipped, its chunk carries finish_reason
+    ]);
+    expect(deltas.at(-1)?.finish_reason).toBe("stop");
   });
 
   it("applies vLLM's stop strings to the scripted text", async () => {
