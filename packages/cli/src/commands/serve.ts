@@ -115,7 +115,7 @@ export const serveCommand: Command = {
         name: "renderer-num-workers",
         type: "string",
         value: "N",
-        help: "prompts tokenized at once per API server, on libuv's thread pool (default 1, as vLLM)",
+        help: "prompts tokenized at once per API server, on libuv's thread pool (default: as many as its threads, 4)",
       },
       ...SERVE_HTTP_FLAGS,
       {
@@ -175,10 +175,14 @@ export const serveCommand: Command = {
     }
     const { createServer, parseLoraModules, Tokenizer } = await loadServer();
     const http = httpOptions(args, CMD, process.env, parseLoraModules);
-    // vLLM's `--renderer-num-workers` (ModelConfig.renderer_num_workers, default 1): the renderer's thread
-    // pool, which tokenizes prompts. Here it bounds the native encodes in flight.
-    const rendererNumWorkers = int(args, CMD, "renderer-num-workers", { min: 1 }) ?? 1;
-    const tokenizer = Tokenizer.fromDirectory(model, { maxConcurrentEncodes: rendererNumWorkers });
+    // vLLM's `--renderer-num-workers` (ModelConfig.renderer_num_workers): the renderer's thread pool, which
+    // tokenizes prompts. Here it bounds the native encodes in flight. vLLM's default is 1; unset here means
+    // no bound beyond libuv's pool, because measured against vLLM's server (vs-vllm, 512 requests at once)
+    // one at a time doubled our time to first token (README, `--renderer-num-workers`).
+    const rendererNumWorkers = int(args, CMD, "renderer-num-workers", { min: 1 });
+    const tokenizerOptions =
+      rendererNumWorkers === undefined ? {} : { maxConcurrentEncodes: rendererNumWorkers };
+    const tokenizer = Tokenizer.fromDirectory(model, tokenizerOptions);
     if (plan.kind === "mock") plan.mock.echoPrompt = true;
     const backend = str(args, STRUCTURED_OUTPUTS_BACKEND_FLAG) ?? "auto";
     if (!(STRUCTURED_OUTPUTS_BACKENDS as readonly string[]).includes(backend)) {
@@ -228,7 +232,7 @@ export const serveCommand: Command = {
         handle: client.handle,
         structuredOutputs: { backend: backend as StructuredOutputsBackend },
         tokenizerDir: model,
-        tokenizerOptions: { maxConcurrentEncodes: rendererNumWorkers },
+        tokenizerOptions,
         server: serverOptions,
         host,
         port: bound,
