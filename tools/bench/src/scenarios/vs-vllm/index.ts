@@ -2,6 +2,7 @@
 // (model-free executor), driven by vLLM's own `vllm bench serve`, A/B over rounds, per workload
 // (workloads.ts). Writes bench-results/vs-vllm.json and bench-results/VS-VLLM.md. Skips, saying why,
 // when no vLLM can be found or set up (tools/real-engine's kit lookup: ../shared/vllm-cpu).
+import { execFileSync } from "node:child_process";
 import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { availableParallelism, loadavg } from "node:os";
 import { join } from "node:path";
@@ -38,6 +39,15 @@ export interface VsVllmConfig {
 
 const START_TIMEOUT_MS = 300_000;
 const CLIENT_TIMEOUT_MS = 300_000;
+
+/** `v24.1.0 (path)` for another Node.js binary (VS_VLLM_OURS_NODE), or the path when it cannot say. */
+function nodeVersionOf(node: string): string {
+  try {
+    return `${execFileSync(node, ["--version"], { encoding: "utf8", timeout: 10_000 }).trim()} (${node})`;
+  } catch {
+    return node;
+  }
+}
 
 function envList(value: string | undefined): string[] | undefined {
   return value
@@ -150,7 +160,7 @@ export async function vsVllm(config: VsVllmConfig = {}): Promise<VsVllmDocument>
       return {
         apiServers: setup.apiServers,
         streamInterval: setup.streamInterval,
-        node: setup.node === process.execPath ? process.version : setup.node,
+        node: setup.node === process.execPath ? process.version : nodeVersionOf(setup.node),
       };
     })(),
   };
