@@ -295,6 +295,9 @@ export async function chatCompletions(
     for await (const { choice, delta: d } of deltas) {
       const i = choice.index;
       completionTokens[i]! += d.tokenIds.length;
+      // vLLM's one skip ("chunked prefill case", before any parser): no text, no tokens, none before. A
+      // token whose text is held back still gets its chunk, with content "" (`DeltaMessage(content="")`).
+      if (d.text === "" && d.tokenIds.length === 0 && completionTokens[i] === 0) continue;
       const lp = logprobsOf(d);
       const parser = parsers?.[i];
       if (parser !== undefined) {
@@ -314,10 +317,7 @@ export async function chatCompletions(
         continue;
       }
       if (!d.finished && lp === null) {
-        // The common chunk: a text delta from the per-request template. A token whose text is held back
-        // still gets its chunk, with content "", as vLLM's server sends it (`DeltaMessage(content="")`);
-        // only a delta without tokens before the first token is skipped (its "chunked prefill case").
-        if (d.text === "" && d.tokenIds.length === 0 && completionTokens[i] === 0) continue;
+        // The common chunk: a text delta from the per-request template ("" while its text is held back).
         const json = continuousUsage
           ? textChunks[i]!.jsonWithUsage(d.text, promptTokenIds.length, completionTokens[i]!)
           : textChunks[i]!.json(d.text);

@@ -243,6 +243,10 @@ export async function completions(
     for await (const { choice, delta: d } of deltas) {
       const i = choice.index;
       completionTokens[i]! += d.tokenIds.length;
+      // vLLM's one skip ("chunked prefill case", outside its echo branch): no text, no tokens, none before.
+      // A token whose text is held back (an unfinished character, a possible stop string) still gets its
+      // chunk, with text "".
+      if (echoed[i] && d.text === "" && d.tokenIds.length === 0 && completionTokens[i] === 0) continue;
       let text = d.text;
       let positions: (LogprobPosition | UnscoredToken)[] | null =
         logprobs === undefined ? null : deltaLogprobPositions(d);
@@ -265,11 +269,7 @@ export async function completions(
       // Only logprobs read the offsets (a code-point count per token otherwise spent for nothing).
       if (logprobs !== undefined) textLengths[i]! += pyLen(d.text);
       if (!d.finished && lp === null) {
-        // The common chunk: a text delta from the per-request template. A token whose text is held back
-        // (an unfinished character, a possible stop string) still gets its chunk, with text "", as vLLM's
-        // server sends it; only a delta without tokens before the first token is skipped (its "chunked
-        // prefill case").
-        if (text === "" && d.tokenIds.length === 0 && completionTokens[i] === 0) continue;
+        // The common chunk: a text delta from the per-request template ("" while its text is held back).
         const json = continuousUsage
           ? textChunks[i]!.jsonWithUsage(text, promptOf(choice).tokenIds.length, completionTokens[i]!)
           : textChunks[i]!.json(text);

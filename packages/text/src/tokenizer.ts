@@ -27,8 +27,8 @@ export interface EncodeOptions {
 
 export interface TokenizerOptions {
   /**
-   * At most this many encodes run at once on libuv's thread pool; the others wait, in order. Default no
-   * bound (the pool's size, 4 unless `UV_THREADPOOL_SIZE` says otherwise, bounds them). 1 keeps tokenizing a
+   * At most this many encodes run at once on libuv's thread pool; the others wait, in order. Default (and
+   * `Infinity`) no bound (the pool's size, 4 unless `UV_THREADPOOL_SIZE` says otherwise, bounds them). 1 keeps tokenizing a
    * burst of long prompts to one core, leaving the others to the event loop and the engine (vLLM's
    * `--renderer-num-workers`, whose default is 1).
    */

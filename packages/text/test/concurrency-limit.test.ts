@@ -50,6 +50,17 @@ describe("ConcurrencyLimit", () => {
     expect([limit.running, limit.waiting]).toEqual([0, 0]);
   });
 
+  it("frees the slot of a task that throws before its first await", async () => {
+    const limit = new ConcurrencyLimit(1);
+    const failing = limit.run(() => {
+      throw new Error("thrown at once");
+    });
+    const next = limit.run(async () => "ran");
+    await expect(failing).rejects.toThrow("thrown at once");
+    expect(await next).toBe("ran");
+    expect([limit.running, limit.waiting]).toEqual([0, 0]);
+  });
+
   it("keeps a standing backlog in order (the queue compacts as it drains)", async () => {
     const limit = new ConcurrencyLimit(1);
     const order: number[] = [];

@@ -191,8 +191,8 @@ describe("encode and decode", () => {
     const a = await finishOrder(serial);
     const b = await finishOrder(unbounded);
     expect(a.order).toEqual(["long", "short"]);
-    // libuv's pool has 4 threads by default: the short encode overtakes the long one.
-    expect(b.order).toEqual(["short", "long"]);
+    // libuv's pool has 4 threads by default: the short encode overtakes the long one (not with one thread).
+    if (Number(process.env.UV_THREADPOOL_SIZE ?? 4) > 1) expect(b.order).toEqual(["short", "long"]);
     expect(a.longIds).toEqual(b.longIds);
     expect(a.shortIds).toEqual(b.shortIds);
   });

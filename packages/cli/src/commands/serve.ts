@@ -115,7 +115,7 @@ export const serveCommand: Command = {
         name: "renderer-num-workers",
         type: "string",
         value: "N",
-        help: "prompts tokenized at once per API server, on libuv's thread pool (default: as many as its threads, 4)",
+        help: "prompts tokenized at once per API server, on libuv's thread pool (default: no bound but the pool's 4 threads, shared by all API servers)",
       },
       ...SERVE_HTTP_FLAGS,
       {
