@@ -198,10 +198,12 @@ describe.skipIf(!kit)(title("the vllm-engine-core CLI against the real engine"),
     expect(r.output_lens).toEqual(Array(20).fill(8));
     expect(r.duration).toBeGreaterThan(0);
     expect(r.request_throughput).toBeCloseTo(20 / r.duration, 6);
-    // 8 tokens at >= 5 ms a step: TTFT > 0, each request's E2EL covers its TTFT plus 7 steps.
+    // 8 tokens at >= 5 ms a step: TTFT > 0, each request's E2EL covers its TTFT plus 7 steps. The first
+    // token's delivery can come late by a fraction of a step (the client's clock, not the engine's), which
+    // shortens the 7 gaps after it: 10 % of slack (a CI run measured a mean TPOT of 4.93 ms).
     expect(r.mean_ttft_ms).toBeGreaterThan(0);
-    expect(r.mean_tpot_ms).toBeGreaterThanOrEqual(5);
-    expect(r.mean_e2el_ms).toBeGreaterThanOrEqual(r.mean_ttft_ms + 7 * 5);
+    expect(r.mean_tpot_ms).toBeGreaterThanOrEqual(5 * 0.9);
+    expect(r.mean_e2el_ms).toBeGreaterThanOrEqual(r.mean_ttft_ms + 7 * 5 * 0.9);
     expect(r.mean_e2el_ms).toBeLessThanOrEqual(r.duration * 1000);
     expect(r.max_concurrent_requests).toBeGreaterThan(1);
   });
