@@ -249,8 +249,7 @@ describe.concurrent("serve --mock in a child process", () => {
       expect(res.status).toBe(200);
       expect(((await res.json()) as Completion).usage.completion_tokens).toBe(2);
     } finally {
-      s.run.child.kill("SIGINT");
-      await s.run.done;
+      await stop(s, "SIGINT");
     }
   });
 

@@ -295,9 +295,10 @@ export async function chatCompletions(
     for await (const { choice, delta: d } of deltas) {
       const i = choice.index;
       completionTokens[i]! += d.tokenIds.length;
-      // vLLM's one skip ("chunked prefill case", before any parser): no text, no tokens, none before. A
-      // token whose text is held back still gets its chunk, with content "" (`DeltaMessage(content="")`).
-      if (d.text === "" && d.tokenIds.length === 0 && completionTokens[i] === 0) continue;
+      // vLLM's one skip ("chunked prefill case", before any parser): no text, no tokens, none before (the
+      // count already includes this delta's). A token whose text is held back still gets its chunk, with
+      // content "" (`DeltaMessage(content="")`).
+      if (d.text === "" && completionTokens[i] === 0) continue;
       const lp = logprobsOf(d);
       const parser = parsers?.[i];
       if (parser !== undefined) {

@@ -243,10 +243,10 @@ export async function completions(
     for await (const { choice, delta: d } of deltas) {
       const i = choice.index;
       completionTokens[i]! += d.tokenIds.length;
-      // vLLM's one skip ("chunked prefill case", outside its echo branch): no text, no tokens, none before.
-      // A token whose text is held back (an unfinished character, a possible stop string) still gets its
-      // chunk, with text "".
-      if (echoed[i] && d.text === "" && d.tokenIds.length === 0 && completionTokens[i] === 0) continue;
+      // vLLM's one skip ("chunked prefill case", outside its echo branch): no text, no tokens, none before
+      // (the count already includes this delta's). A token whose text is held back (an unfinished
+      // character, a possible stop string) still gets its chunk, with text "".
+      if (echoed[i] && d.text === "" && completionTokens[i] === 0) continue;
       let text = d.text;
       let positions: (LogprobPosition | UnscoredToken)[] | null =
         logprobs === undefined ? null : deltaLogprobPositions(d);

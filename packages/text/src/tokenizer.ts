@@ -28,9 +28,9 @@ export interface EncodeOptions {
 export interface TokenizerOptions {
   /**
    * At most this many encodes run at once on libuv's thread pool; the others wait, in order. Default (and
-   * `Infinity`) no bound (the pool's size, 4 unless `UV_THREADPOOL_SIZE` says otherwise, bounds them). 1 keeps tokenizing a
-   * burst of long prompts to one core, leaving the others to the event loop and the engine (vLLM's
-   * `--renderer-num-workers`, whose default is 1).
+   * `Infinity`) no bound: the pool's size, 4 unless `UV_THREADPOOL_SIZE` says otherwise, bounds them. 1
+   * keeps tokenizing a burst of long prompts to one core, leaving the others to the event loop and the
+   * engine (vLLM's `--renderer-num-workers`, whose default is 1).
    */
   maxConcurrentEncodes?: number;
 }
@@ -141,11 +141,11 @@ export class Tokenizer {
   /** `_get_leading_space_marker`: the Metaspace replacement character, or null. */
   readonly #spaceMarker: string | null;
 
-  /** Bounds the native encodes in flight (undefined: no bound). */
-  readonly #encodes: ConcurrencyLimit | undefined;
+  /** Bounds the native encodes in flight (a limit of Infinity when unbounded). */
+  readonly #encodes: ConcurrencyLimit;
 
   private constructor(files: ModelFiles, native: NativeTokenizer, encodes: ConcurrencyLimit) {
-    this.#encodes = encodes.limit === Number.POSITIVE_INFINITY ? undefined : encodes;
+    this.#encodes = encodes;
     this.directory = files.directory;
     this.#files = files;
     this.#native = native;
@@ -221,13 +221,14 @@ export class Tokenizer {
    */
   encode(text: string, options: EncodeOptions = {}): Promise<number[]> {
     const addSpecialTokens = options.addSpecialTokens ?? true;
-    const encode = async () => (await this.#native.encode(text, null, { addSpecialTokens })).getIds();
-    return this.#encodes === undefined ? encode() : this.#encodes.run(encode);
+    return this.#encodes.run(async () =>
+      (await this.#native.encode(text, null, { addSpecialTokens })).getIds(),
+    );
   }
 
   /** `maxConcurrentEncodes` (Infinity when unbounded). */
   get maxConcurrentEncodes(): number {
-    return this.#encodes?.limit ?? Number.POSITIVE_INFINITY;
+    return this.#encodes.limit;
   }
 
   /** Text of `ids`, exactly as `tokenizers`' `decode(ids, skip_special_tokens)` gives it. */
