@@ -1,7 +1,8 @@
-// At most N tasks at once; the others start in arrival order as slots free. The tokenizer runs its native
-// encodes through one when given a bound (`maxConcurrentEncodes`, `serve --renderer-num-workers`), so a burst
-// of long prompts takes at most N of libuv's pool threads (shared with fs and dns) and at most N cores away
-// from the event loop and the engine, as vLLM's renderer thread pool bounds its tokenization.
+// At most N tasks at once; the others start in arrival order as slots free. The tokenizer runs every native
+// encode through one (Infinity when no bound is given; `maxConcurrentEncodes`, `serve
+// --renderer-num-workers`), so a burst of long prompts takes at most N of libuv's pool threads (shared with
+// fs and dns) and at most N cores away from the event loop and the engine, as vLLM's renderer thread pool
+// bounds its tokenization.
 import { InvalidTextOptionsError } from "./errors.js";
 
 export class ConcurrencyLimit {
