@@ -1,7 +1,7 @@
 // From connection flags to a connected EngineCoreClient: picks the transport (handshake-owner, with vLLM's
 // `--data-parallel-*` spellings, or bootstrapped), or starts the mock engine on a free port (`--mock`), and
 // connects under the command's abort signal so that Ctrl-C mid-handshake closes every socket at once.
-import { EngineCoreClient, type EngineCoreClientConfig } from "@vllm-engine-core/client";
+import { BindError, EngineCoreClient, type EngineCoreClientConfig } from "@vllm-engine-core/client";
 import { bool, int, list, num, type ParsedArgs, str } from "./args.js";
 import { CliUsageError } from "./errors.js";
 import { type Lifecycle, untilAborted } from "./lifecycle.js";
@@ -13,6 +13,8 @@ const VLLM_READY_TIMEOUT_S = 600;
 const MOCK_READY_TIMEOUT_S = 30;
 /** Print a "waiting for engines" line on stderr when connecting takes longer than this. */
 const WAITING_NOTICE_MS = 1_000;
+/** --mock picks its handshake port; how many ports it tries when another process takes one first. */
+const MOCK_BIND_ATTEMPTS = 5;
 
 export interface MockFlags {
   engines: number;
@@ -202,11 +204,12 @@ export async function openSession(
   notice: (line: string) => void,
   settings: Pick<EngineCoreClientConfig, "structuredOutputs"> = {},
 ): Promise<Session> {
-  let config: EngineCoreClientConfig;
-  let mock: MockEngineProcess | undefined;
-  let describe: string;
-  if (plan.kind === "mock") {
-    const { startMockEngine } = await loadMockEngine();
+  if (plan.kind !== "mock") {
+    const client = await connectClient({ ...plan.config, ...settings }, plan.describe, lifecycle, notice);
+    return { client, mock: undefined };
+  }
+  const { startMockEngine } = await loadMockEngine();
+  for (let attempt = 1; ; attempt++) {
     lifecycle.check();
     const handshakeAddress = `tcp://127.0.0.1:${await freePort()}`;
     const starting = startMockEngine({
@@ -217,10 +220,10 @@ export async function openSession(
       logStats: plan.mock.logStats === true,
       faults: Object.fromEntries(plan.mock.faults.map((f) => [MOCK_FAULTS[f], true])),
     });
-    lifecycle.add(mockCleanup(starting));
-    const engine = await untilAborted(starting, lifecycle.signal);
-    mock = engine;
-    config = {
+    const stopMock = lifecycle.add(mockCleanup(starting));
+    const mock = await untilAborted(starting, lifecycle.signal);
+    const config: EngineCoreClientConfig = {
+      ...settings,
       transport: {
         mode: "handshake-owner",
         handshakeAddress,
@@ -229,11 +232,32 @@ export async function openSession(
       },
       modelName: "mock",
     };
-    describe = `mock engine (pid ${engine.pid}) on ${handshakeAddress}`;
-  } else {
-    config = plan.config;
-    describe = plan.describe;
+    try {
+      const client = await connectClient(
+        config,
+        `mock engine (pid ${mock.pid}) on ${handshakeAddress}`,
+        lifecycle,
+        notice,
+      );
+      return { client, mock };
+    } catch (error) {
+      // The port was free when the OS picked it, but it is released before the runtime binds it, and in that
+      // gap any process may take it (another listener, or an outgoing connection's ephemeral port: both come
+      // from the same range). The port is ours to choose, so choose again. Stopping twice is harmless: the
+      // cleanup stays registered and the mock's stop is idempotent.
+      if (!(error instanceof BindError) || attempt >= MOCK_BIND_ATTEMPTS) throw error;
+      await stopMock.close();
+    }
   }
+}
+
+/** Connects under the command's signal, saying what it waits for when that takes long. */
+async function connectClient(
+  config: EngineCoreClientConfig,
+  describe: string,
+  lifecycle: Lifecycle,
+  notice: (line: string) => void,
+): Promise<EngineCoreClient> {
   const count = config.transport.engineCount ?? 1;
   const timeoutMs = config.transport.readyTimeoutMs ?? 0;
   // A short bound fails fast by itself; a long one (vLLM's 600 s) deserves a word on what is awaited.
@@ -245,9 +269,9 @@ export async function openSession(
     );
   }, WAITING_NOTICE_MS);
   try {
-    const client = await EngineCoreClient.connect({ ...config, ...settings }, { signal: lifecycle.signal });
+    const client = await EngineCoreClient.connect(config, { signal: lifecycle.signal });
     lifecycle.add({ close: () => client.shutdown() });
-    return { client, mock };
+    return client;
   } finally {
     clearTimeout(waiting);
   }
