@@ -1,18 +1,15 @@
 // Loopback helpers: a free TCP port, and a thread marker (a listening socket on this thread's loop).
 import { randomUUID } from "node:crypto";
 import { createServer, type Server } from "node:net";
+import { reservedTcpPorts } from "@vllm-engine-core/mock-engine";
 
-/** A TCP port that was free a moment ago on 127.0.0.1 (the kernel picks it; tiny reuse race). */
+/**
+ * A TCP port free on 127.0.0.1, below the kernel's ephemeral range (the mock engine's reservedTcpPorts): a
+ * port from listen(0) could be taken by any outgoing connection before the frontend binds it.
+ */
 export async function freeTcpPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", resolve);
-  });
-  const address = server.address();
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  if (address === null || typeof address === "string") throw new Error("could not read the free port");
-  return address.port;
+  const [port] = await reservedTcpPorts(1);
+  return port!;
 }
 
 export interface ThreadMarkerHandle {
