@@ -12,6 +12,12 @@ export function parseStatCpuSeconds(stat: string): number {
   return (Number(rest[11]) + Number(rest[12])) / TICKS_PER_SECOND;
 }
 
+/** stime alone (time in the kernel: system calls, page faults, softirqs run on the way), seconds. */
+export function parseStatSystemSeconds(stat: string): number {
+  const rest = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  return Number(rest[12]) / TICKS_PER_SECOND;
+}
+
 function read(path: string): string | undefined {
   try {
     return readFileSync(path, "utf8");

@@ -119,24 +119,25 @@ describe("workloads", () => {
 });
 
 describe("/proc", () => {
-  it("parseStat reads the parent pid and utime + stime when the command name holds spaces and ')'", () => {
+  it("parseStat reads the parent pid, utime + stime and stime when the command name holds spaces and ')'", () => {
     const stat = "4242 (python (x) y) S 17 4242 4242 0 -1 4194560 1000 0 0 0 250 50 0 0 20 0 12 0 100 0 0";
-    expect(parseStat(stat)).toEqual({ ppid: 17, cpuSeconds: 3 });
+    expect(parseStat(stat)).toEqual({ ppid: 17, cpuSeconds: 3, systemSeconds: 0.5 });
   });
 
   it("descendants walks the whole tree; splitRoles keeps vLLM's engine core out of its server", () => {
     const table = new Map([
-      [10, { ppid: 1, cpuSeconds: 5 }], // vllm serve (API server)
-      [11, { ppid: 10, cpuSeconds: 0.1 }], // resource tracker
-      [12, { ppid: 10, cpuSeconds: 7 }], // EngineCore
-      [13, { ppid: 12, cpuSeconds: 1 }], // a child of the engine core
-      [20, { ppid: 1, cpuSeconds: 2 }], // the benchmark client
+      [10, { ppid: 1, cpuSeconds: 5, systemSeconds: 1 }], // vllm serve (API server)
+      [11, { ppid: 10, cpuSeconds: 0.1, systemSeconds: 0.05 }], // resource tracker
+      [12, { ppid: 10, cpuSeconds: 7, systemSeconds: 2 }], // EngineCore
+      [13, { ppid: 12, cpuSeconds: 1, systemSeconds: 0 }], // a child of the engine core
+      [20, { ppid: 1, cpuSeconds: 2, systemSeconds: 0.5 }], // the benchmark client
     ]);
     expect(descendants(table, 10).sort()).toEqual([10, 11, 12, 13]);
     const roles = splitRoles(table, 10, 12, 20);
     expect([...roles.server].sort()).toEqual([10, 11]);
     expect([...roles.engine].sort()).toEqual([12, 13]);
     expect(cpuOf(table, roles.server)).toBeCloseTo(5.1);
+    expect(cpuOf(table, roles.server, "system")).toBeCloseTo(1.05);
     expect(cpuOf(table, roles.engine)).toBe(8);
     expect(cpuOf(table, [99])).toBe(0);
   });
@@ -153,11 +154,12 @@ describe("/proc", () => {
   });
 
   it("windowCpu subtracts the snapshots", () => {
-    const a = { at: 1000, server: 1, engine: 2, client: 3, machineBusy: 10 };
-    const b = { at: 3000, server: 2, engine: 4, client: 3.5, machineBusy: 14 };
+    const a = { at: 1000, server: 1, serverSystem: 0.25, engine: 2, client: 3, machineBusy: 10 };
+    const b = { at: 3000, server: 2, serverSystem: 0.5, engine: 4, client: 3.5, machineBusy: 14 };
     expect(windowCpu(a, b)).toEqual({
       wallSeconds: 2,
       serverSeconds: 1,
+      serverSystemSeconds: 0.25,
       engineSeconds: 2,
       clientSeconds: 0.5,
       machineBusySeconds: 4,
@@ -176,7 +178,14 @@ function run(
     round,
     seed: round,
     client: parseBenchResult(benchJson(over)),
-    cpu: { wallSeconds: 2, serverSeconds, engineSeconds: 1.9, clientSeconds: 0.4, machineBusySeconds: 3.8 },
+    cpu: {
+      wallSeconds: 2,
+      serverSeconds,
+      serverSystemSeconds: serverSeconds / 3,
+      engineSeconds: 1.9,
+      clientSeconds: 0.4,
+      machineBusySeconds: 3.8,
+    },
   };
 }
 
@@ -200,6 +209,7 @@ describe("summarizeWorkload", () => {
     // 0.3 s / 6 tokens = 50,000 µs vs 100,000 µs.
     expect(result.ours.serverCpuUsPerToken).toBeCloseTo(50_000);
     expect(result.ratios.serverCpuUsPerToken).toBeCloseTo(0.5);
+    expect(result.ours.serverKernelUsPerToken).toBeCloseTo(50_000 / 3);
     expect(result.ours.engineCores).toBeCloseTo(0.95);
     expect(result.correctness).toHaveLength(2);
     expect(result.correctness.every((c) => c.ok)).toBe(true);
@@ -224,6 +234,8 @@ describe("summarizeWorkload", () => {
     const row = md.split("\n").find((l) => l.startsWith("| completions, 64 streams | 2.00×"));
     expect(row).toContain("1.26× (worse)");
     expect(row).toContain("0.50×");
+    const figures = md.split("\n").find((l) => l.startsWith("| completions, 64 streams | ours |"));
+    expect(figures).toContain("| 50000.0 µs (16666.7 µs) |");
     expect(renderMarkdown({ ...doc, workloads: [], skipped: "no kit" })).toContain("**Skipped**: no kit");
   });
 });
@@ -238,6 +250,7 @@ describe("limitedBy", () => {
     e2elP50Ms: 1,
     e2elP99Ms: 1,
     serverCpuUsPerToken: 1,
+    serverKernelUsPerToken: 0.3,
     serverCores: 0.2,
     engineCores: 0.3,
     clientCores: 0.1,

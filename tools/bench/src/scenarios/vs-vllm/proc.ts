@@ -1,19 +1,25 @@
 // Process CPU from /proc (Linux): the process table (pid → parent, CPU seconds of all its threads), process
 // trees, and the machine's busy time, so a run can say which process was near a core and what else ran.
 import { readdirSync, readFileSync } from "node:fs";
-import { parseStatCpuSeconds } from "../../cpu.js";
+import { parseStatCpuSeconds, parseStatSystemSeconds } from "../../cpu.js";
 
 export interface ProcEntry {
   readonly ppid: number;
   /** utime + stime of every thread of the process, seconds. */
   readonly cpuSeconds: number;
+  /** Of it, stime: in the kernel. */
+  readonly systemSeconds: number;
 }
 
 /** The parent pid and CPU seconds from the text of /proc/<pid>/stat (the command name may hold spaces and ')'). */
 export function parseStat(stat: string): ProcEntry {
   const rest = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
   // rest[0] is field 3 (state), rest[1] field 4 (ppid).
-  return { ppid: Number(rest[1]), cpuSeconds: parseStatCpuSeconds(stat) };
+  return {
+    ppid: Number(rest[1]),
+    cpuSeconds: parseStatCpuSeconds(stat),
+    systemSeconds: parseStatSystemSeconds(stat),
+  };
 }
 
 /** Every process visible now. */
@@ -48,10 +54,17 @@ export function descendants(table: ReadonlyMap<number, ProcEntry>, root: number)
   return out;
 }
 
-/** CPU seconds of `pids` in `table` (pids not in it count 0). */
-export function cpuOf(table: ReadonlyMap<number, ProcEntry>, pids: readonly number[]): number {
+/** CPU seconds of `pids` in `table` (pids not in it count 0); `kind` "system" for stime alone. */
+export function cpuOf(
+  table: ReadonlyMap<number, ProcEntry>,
+  pids: readonly number[],
+  kind: "all" | "system" = "all",
+): number {
   let sum = 0;
-  for (const pid of pids) sum += table.get(pid)?.cpuSeconds ?? 0;
+  for (const pid of pids) {
+    const entry = table.get(pid);
+    if (entry) sum += kind === "all" ? entry.cpuSeconds : entry.systemSeconds;
+  }
   return sum;
 }
 
@@ -84,6 +97,8 @@ export interface Roles {
 export interface CpuSnapshot {
   readonly at: number;
   readonly server: number;
+  /** Of `server`, in the kernel. */
+  readonly serverSystem: number;
   readonly engine: number;
   readonly client: number;
   readonly machineBusy: number;
@@ -94,6 +109,7 @@ export function snapshot(roles: Roles): CpuSnapshot {
   return {
     at: performance.now(),
     server: cpuOf(table, roles.server),
+    serverSystem: cpuOf(table, roles.server, "system"),
     engine: cpuOf(table, roles.engine),
     client: cpuOf(table, roles.client),
     machineBusy: readMachineBusySeconds(),
@@ -104,6 +120,8 @@ export function snapshot(roles: Roles): CpuSnapshot {
 export interface WindowCpu {
   readonly wallSeconds: number;
   readonly serverSeconds: number;
+  /** Of `serverSeconds`, in the kernel (writes to the client's sockets, reads, wake-ups, page faults). */
+  readonly serverSystemSeconds: number;
   readonly engineSeconds: number;
   readonly clientSeconds: number;
   /** Every process of the machine (others' work included). */
@@ -114,6 +132,7 @@ export function windowCpu(a: CpuSnapshot, b: CpuSnapshot): WindowCpu {
   return {
     wallSeconds: (b.at - a.at) / 1000,
     serverSeconds: b.server - a.server,
+    serverSystemSeconds: b.serverSystem - a.serverSystem,
     engineSeconds: b.engine - a.engine,
     clientSeconds: b.client - a.client,
     machineBusySeconds: b.machineBusy - a.machineBusy,
