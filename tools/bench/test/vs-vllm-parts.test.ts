@@ -3,7 +3,15 @@
 // -- --only vs-vllm`.)
 import { describe, expect, it } from "vitest";
 import { BenchResultError, benchArgv, parseBenchResult } from "../src/scenarios/vs-vllm/bench-client.js";
-import { cpuOf, descendants, parseMachineStat, parseStat, windowCpu } from "../src/scenarios/vs-vllm/proc.js";
+import {
+  cpuOf,
+  descendants,
+  parseMachineStat,
+  parseStat,
+  readThreads,
+  threadGroup,
+  windowCpu,
+} from "../src/scenarios/vs-vllm/proc.js";
 import {
   compareRuns,
   correctnessLine,
@@ -142,6 +150,22 @@ describe("/proc", () => {
     expect(cpuOf(table, [99])).toBe(0);
   });
 
+  it("threadGroup names Node.js's and ZeroMQ's threads and keeps other names", () => {
+    expect(
+      ["MainThread", "WorkerThread", "V8Worker", "libuv-worker", "ZMQbg/IO/0", "node", "python3"].map(
+        threadGroup,
+      ),
+    ).toEqual(["main", "worker threads", "V8 workers", "libuv pool", "ZeroMQ I/O", "node", "python3"]);
+  });
+
+  it("readThreads sees this process's own threads, the event loop among them", () => {
+    const threads = readThreads([process.pid]);
+    const own = threads.get(`${process.pid}/${process.pid}`);
+    expect(own).toBeDefined();
+    expect(own!.seconds).toBeGreaterThan(0);
+    expect(readThreads([2 ** 22 + 1]).size).toBe(0); // no such process
+  });
+
   it("engineCorePid reads vLLM's log prefix, DP ranks included", () => {
     expect(engineCorePid("(EngineCore pid=13689) INFO 12-05 [core.py:121] Initializing")).toBe(13689);
     expect(engineCorePid("(EngineCore_DP0 pid=7) INFO x")).toBe(7);
@@ -154,12 +178,38 @@ describe("/proc", () => {
   });
 
   it("windowCpu subtracts the snapshots", () => {
-    const a = { at: 1000, server: 1, serverSystem: 0.25, engine: 2, client: 3, machineBusy: 10 };
-    const b = { at: 3000, server: 2, serverSystem: 0.5, engine: 4, client: 3.5, machineBusy: 14 };
+    const thread = (group: string, seconds: number) => ({ group, seconds });
+    const a = {
+      at: 1000,
+      server: 1,
+      serverSystem: 0.25,
+      serverThreads: new Map([
+        ["7/7", thread("main", 0.5)],
+        ["7/9", thread("V8 workers", 0.25)],
+        ["7/11", thread("libuv pool", 0.125)], // ends inside the window: missing
+      ]),
+      engine: 2,
+      client: 3,
+      machineBusy: 10,
+    };
+    const b = {
+      at: 3000,
+      server: 2,
+      serverSystem: 0.5,
+      serverThreads: new Map([
+        ["7/7", thread("main", 1)],
+        ["7/9", thread("V8 workers", 0.5)],
+        ["7/10", thread("V8 workers", 0.125)], // started inside the window: from zero
+      ]),
+      engine: 4,
+      client: 3.5,
+      machineBusy: 14,
+    };
     expect(windowCpu(a, b)).toEqual({
       wallSeconds: 2,
       serverSeconds: 1,
       serverSystemSeconds: 0.25,
+      serverThreadSeconds: { main: 0.5, "V8 workers": 0.375 },
       engineSeconds: 2,
       clientSeconds: 0.5,
       machineBusySeconds: 4,
@@ -182,6 +232,7 @@ function run(
       wallSeconds: 2,
       serverSeconds,
       serverSystemSeconds: serverSeconds / 3,
+      serverThreadSeconds: { main: serverSeconds * 0.75, "ZeroMQ I/O": serverSeconds * 0.25 },
       engineSeconds: 1.9,
       clientSeconds: 0.4,
       machineBusySeconds: 3.8,
@@ -210,6 +261,9 @@ describe("summarizeWorkload", () => {
     expect(result.ours.serverCpuUsPerToken).toBeCloseTo(50_000);
     expect(result.ratios.serverCpuUsPerToken).toBeCloseTo(0.5);
     expect(result.ours.serverKernelUsPerToken).toBeCloseTo(50_000 / 3);
+    expect(result.threads.ours.map((t) => t.group)).toEqual(["main", "ZeroMQ I/O"]); // largest first
+    expect(result.threads.ours[0]!.usPerToken).toBeCloseTo(37_500);
+    expect(result.threads.ours[1]!.usPerToken).toBeCloseTo(12_500);
     expect(result.ours.engineCores).toBeCloseTo(0.95);
     expect(result.correctness).toHaveLength(2);
     expect(result.correctness.every((c) => c.ok)).toBe(true);
@@ -236,6 +290,7 @@ describe("summarizeWorkload", () => {
     expect(row).toContain("0.50×");
     const figures = md.split("\n").find((l) => l.startsWith("| completions, 64 streams | ours |"));
     expect(figures).toContain("| 50000.0 µs (16666.7 µs) |");
+    expect(md).toContain("| completions, 64 streams | ours | main 37500.0 · ZeroMQ I/O 12500.0 |");
     expect(renderMarkdown({ ...doc, workloads: [], skipped: "no kit" })).toContain("**Skipped**: no kit");
   });
 });

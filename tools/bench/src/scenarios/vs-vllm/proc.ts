@@ -87,6 +87,64 @@ export function readMachineBusySeconds(): number {
   return parseMachineStat(readFileSync("/proc/stat", "utf8")).busySeconds;
 }
 
+/**
+ * What a thread is, from its name (/proc/<pid>/task/<tid>/comm). Node.js ≥ 22 names its threads: the event
+ * loop "MainThread", worker_threads "WorkerThread" (the runtime; and API servers 2..N), V8's platform
+ * threads "V8Worker" (GC, concurrent compilation), libuv's pool "libuv-worker" (the tokenizer's encodes);
+ * ZeroMQ's I/O thread is "ZMQbg/IO/<n>". Other names (Node.js 20's "node", Python's threads) are kept.
+ */
+export function threadGroup(comm: string): string {
+  if (comm === "MainThread") return "main";
+  if (comm === "WorkerThread") return "worker threads";
+  if (comm === "V8Worker") return "V8 workers";
+  if (comm === "libuv-worker") return "libuv pool";
+  if (comm.startsWith("ZMQbg/")) return "ZeroMQ I/O";
+  return comm;
+}
+
+export interface ThreadCpu {
+  readonly group: string;
+  readonly seconds: number;
+}
+
+/** Every live thread of `pids` (keyed "pid/tid"): its `threadGroup` and CPU seconds. */
+export function readThreads(pids: readonly number[]): Map<string, ThreadCpu> {
+  const threads = new Map<string, ThreadCpu>();
+  for (const pid of pids) {
+    let tids: string[];
+    try {
+      tids = readdirSync(`/proc/${pid}/task`);
+    } catch {
+      continue; // exited
+    }
+    for (const tid of tids) {
+      try {
+        const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, "utf8");
+        const group = threadGroup(readFileSync(`/proc/${pid}/task/${tid}/comm`, "utf8").trim());
+        threads.set(`${pid}/${tid}`, { group, seconds: parseStatCpuSeconds(stat) });
+      } catch {
+        // The thread ended between readdir and read.
+      }
+    }
+  }
+  return threads;
+}
+
+/**
+ * CPU seconds per thread group between two readings, over the threads alive at the second (one that started
+ * in between counts from zero; one that ended in between is missing).
+ */
+export function threadGroupSeconds(
+  a: ReadonlyMap<string, ThreadCpu>,
+  b: ReadonlyMap<string, ThreadCpu>,
+): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const [key, thread] of b) {
+    out[thread.group] = (out[thread.group] ?? 0) + thread.seconds - (a.get(key)?.seconds ?? 0);
+  }
+  return out;
+}
+
 /** The processes each role is measured over; fixed when the window opens. */
 export interface Roles {
   readonly server: readonly number[];
@@ -99,6 +157,8 @@ export interface CpuSnapshot {
   readonly server: number;
   /** Of `server`, in the kernel. */
   readonly serverSystem: number;
+  /** The server's live threads. */
+  readonly serverThreads: ReadonlyMap<string, ThreadCpu>;
   readonly engine: number;
   readonly client: number;
   readonly machineBusy: number;
@@ -110,6 +170,7 @@ export function snapshot(roles: Roles): CpuSnapshot {
     at: performance.now(),
     server: cpuOf(table, roles.server),
     serverSystem: cpuOf(table, roles.server, "system"),
+    serverThreads: readThreads(roles.server),
     engine: cpuOf(table, roles.engine),
     client: cpuOf(table, roles.client),
     machineBusy: readMachineBusySeconds(),
@@ -122,6 +183,8 @@ export interface WindowCpu {
   readonly serverSeconds: number;
   /** Of `serverSeconds`, in the kernel (writes to the client's sockets, reads, wake-ups, page faults). */
   readonly serverSystemSeconds: number;
+  /** The server's CPU seconds by thread group over the window (see threadGroupSeconds). */
+  readonly serverThreadSeconds: Readonly<Record<string, number>>;
   readonly engineSeconds: number;
   readonly clientSeconds: number;
   /** Every process of the machine (others' work included). */
@@ -133,6 +196,7 @@ export function windowCpu(a: CpuSnapshot, b: CpuSnapshot): WindowCpu {
     wallSeconds: (b.at - a.at) / 1000,
     serverSeconds: b.server - a.server,
     serverSystemSeconds: b.serverSystem - a.serverSystem,
+    serverThreadSeconds: threadGroupSeconds(a.serverThreads, b.serverThreads),
     engineSeconds: b.engine - a.engine,
     clientSeconds: b.client - a.client,
     machineBusySeconds: b.machineBusy - a.machineBusy,

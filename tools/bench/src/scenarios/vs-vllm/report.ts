@@ -285,9 +285,31 @@ export interface WorkloadResult {
   readonly ours: SideFigures;
   readonly ratios: Record<Metric, number>;
   readonly limitedBy: { readonly vllm: string; readonly ours: string };
+  /** The server's CPU per output token by thread group (µs, mean over the rounds), largest first. */
+  readonly threads: { readonly vllm: ThreadShare[]; readonly ours: ThreadShare[] };
   /** One per round. */
   readonly correctness: readonly Correctness[];
   readonly skipped?: undefined;
+}
+
+export interface ThreadShare {
+  readonly group: string;
+  readonly usPerToken: number;
+}
+
+/** Mean over `runs` of each thread group's CPU per output token, largest first. */
+export function threadShares(runs: readonly SideRun[]): ThreadShare[] {
+  const sums = new Map<string, number>();
+  for (const run of runs) {
+    const tokens = run.client.totalOutputTokens;
+    if (tokens <= 0) continue;
+    for (const [group, seconds] of Object.entries(run.cpu.serverThreadSeconds)) {
+      sums.set(group, (sums.get(group) ?? 0) + (seconds / tokens) * 1e6);
+    }
+  }
+  return [...sums]
+    .map(([group, sum]) => ({ group, usPerToken: sum / runs.length }))
+    .sort((a, b) => b.usPerToken - a.usPerToken);
 }
 
 export function summarizeWorkload(
@@ -312,6 +334,10 @@ export function summarizeWorkload(
     ours,
     ratios: ratios(ours, vllm),
     limitedBy: { vllm: limitedBy(vllm, cores), ours: limitedBy(ours, cores) },
+    threads: {
+      vllm: threadShares(runs.filter((r) => r.side === "vllm")),
+      ours: threadShares(runs.filter((r) => r.side === "ours")),
+    },
     correctness,
   };
 }
@@ -400,6 +426,24 @@ export function renderMarkdown(doc: VsVllmDocument): string {
           `${fmt("serverCores", f.serverCores)} / ${fmt("engineCores", f.engineCores)} / ${fmt("clientCores", f.clientCores)} / ${fmt("machineCores", f.machineCores)} | ` +
           `${fmt("chunksPerRequest", f.chunksPerRequest)} | ${w.limitedBy[side]} |`,
       );
+    }
+  }
+  lines.push(
+    "",
+    "## Server CPU per output token, by thread (µs, mean over the rounds)",
+    "",
+    "Node.js ≥ 22 names its threads: main = the event loop (HTTP, text, SSE writes), worker threads = the " +
+      "runtime (and API servers 2..N), V8 workers = GC and concurrent compilation, libuv pool = the tokenizer's " +
+      "encodes; other names are the threads' own (Node.js 20 names none: `node`).",
+    "",
+    "| workload | side | threads |",
+    "| --- | --- | --- |",
+  );
+  for (const w of doc.workloads) {
+    for (const side of ["vllm", "ours"] as const) {
+      const shares = w.threads[side].filter((t) => t.usPerToken >= 0.05);
+      const cell = shares.map((t) => `${t.group} ${t.usPerToken.toFixed(1)}`).join(" · ") || "–";
+      lines.push(`| ${w.workload.title} | ${side === "vllm" ? "vLLM" : "ours"} | ${cell} |`);
     }
   }
   lines.push("", "## Correctness (per round: same prompts on both sides)", "");
