@@ -178,33 +178,36 @@ describe("/proc", () => {
   });
 
   it("windowCpu subtracts the snapshots", () => {
-    const thread = (group: string, seconds: number) => ({ group, seconds });
-    const a = {
-      at: 1000,
-      server: 1,
-      serverSystem: 0.25,
-      serverThreads: new Map([
-        ["7/7", thread("main", 0.5)],
-        ["7/9", thread("V8 workers", 0.25)],
-        ["7/11", thread("libuv pool", 0.125)], // ends inside the window: missing
-      ]),
-      engine: 2,
-      client: 3,
-      machineBusy: 10,
-    };
-    const b = {
-      at: 3000,
-      server: 2,
-      serverSystem: 0.5,
-      serverThreads: new Map([
-        ["7/7", thread("main", 1)],
-        ["7/9", thread("V8 workers", 0.5)],
-        ["7/10", thread("V8 workers", 0.125)], // started inside the window: from zero
-      ]),
-      engine: 4,
-      client: 3.5,
-      machineBusy: 14,
-    };
+    // [pid/tid, group, CPU seconds] per live thread.
+    const snap = (at: number, server: number, threads: [string, string, number][], busy: number) => ({
+      at,
+      server,
+      serverSystem: server / 4,
+      serverThreads: new Map(threads.map(([key, group, seconds]) => [key, { group, seconds }])),
+      engine: at / 1000 + 1,
+      client: at / 4000 + 2.75,
+      machineBusy: busy,
+    });
+    const a = snap(
+      1000,
+      1,
+      [
+        ["7/7", "main", 0.5],
+        ["7/9", "V8 workers", 0.25],
+        ["7/11", "libuv pool", 0.125], // ends inside the window: missing
+      ],
+      10,
+    );
+    const b = snap(
+      3000,
+      2,
+      [
+        ["7/7", "main", 1],
+        ["7/9", "V8 workers", 0.5],
+        ["7/10", "V8 workers", 0.125], // started inside the window: from zero
+      ],
+      14,
+    );
     expect(windowCpu(a, b)).toEqual({
       wallSeconds: 2,
       serverSeconds: 1,

@@ -377,6 +377,15 @@ function fmt(m: keyof SideFigures, v: number): string {
   return `${v.toFixed(1)} ms`;
 }
 
+/** A table row per workload and side (vLLM's first): `| workload | side | <cells> |`. */
+function sideRows(doc: VsVllmDocument, cells: (w: WorkloadResult, side: Side) => string): string[] {
+  return doc.workloads.flatMap((w) =>
+    (["vllm", "ours"] as const).map(
+      (side) => `| ${w.workload.title} | ${side === "vllm" ? "vLLM" : "ours"} | ${cells(w, side)} |`,
+    ),
+  );
+}
+
 export function renderMarkdown(doc: VsVllmDocument): string {
   const lines: string[] = [
     "# vs-vllm: vLLM's Python OpenAI server and ours, same real engine core, `vllm bench serve`",
@@ -416,18 +425,18 @@ export function renderMarkdown(doc: VsVllmDocument): string {
     "| workload | side | output tok/s | TTFT p50 / p99 | ITL p50 / p99 | E2EL p50 / p99 | server CPU / token (of it kernel) | server / engine / client / machine cores | chunks / request | limited by |",
     "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
   );
-  for (const w of doc.workloads) {
-    for (const side of ["vllm", "ours"] as const) {
+  lines.push(
+    ...sideRows(doc, (w, side) => {
       const f = w[side];
-      lines.push(
-        `| ${w.workload.title} | ${side === "vllm" ? "vLLM" : "ours"} | ${fmt("outputTokS", f.outputTokS)} | ` +
-          `${fmt("ttftP50Ms", f.ttftP50Ms)} / ${fmt("ttftP99Ms", f.ttftP99Ms)} | ${fmt("itlP50Ms", f.itlP50Ms)} / ${fmt("itlP99Ms", f.itlP99Ms)} | ` +
-          `${fmt("e2elP50Ms", f.e2elP50Ms)} / ${fmt("e2elP99Ms", f.e2elP99Ms)} | ${fmt("serverCpuUsPerToken", f.serverCpuUsPerToken)} (${fmt("serverCpuUsPerToken", f.serverKernelUsPerToken)}) | ` +
-          `${fmt("serverCores", f.serverCores)} / ${fmt("engineCores", f.engineCores)} / ${fmt("clientCores", f.clientCores)} / ${fmt("machineCores", f.machineCores)} | ` +
-          `${fmt("chunksPerRequest", f.chunksPerRequest)} | ${w.limitedBy[side]} |`,
+      return (
+        `${fmt("outputTokS", f.outputTokS)} | ` +
+        `${fmt("ttftP50Ms", f.ttftP50Ms)} / ${fmt("ttftP99Ms", f.ttftP99Ms)} | ${fmt("itlP50Ms", f.itlP50Ms)} / ${fmt("itlP99Ms", f.itlP99Ms)} | ` +
+        `${fmt("e2elP50Ms", f.e2elP50Ms)} / ${fmt("e2elP99Ms", f.e2elP99Ms)} | ${fmt("serverCpuUsPerToken", f.serverCpuUsPerToken)} (${fmt("serverCpuUsPerToken", f.serverKernelUsPerToken)}) | ` +
+        `${fmt("serverCores", f.serverCores)} / ${fmt("engineCores", f.engineCores)} / ${fmt("clientCores", f.clientCores)} / ${fmt("machineCores", f.machineCores)} | ` +
+        `${fmt("chunksPerRequest", f.chunksPerRequest)} | ${w.limitedBy[side]}`
       );
-    }
-  }
+    }),
+  );
   lines.push(
     "",
     "## Server CPU per output token, by thread (µs, mean over the rounds)",
@@ -439,13 +448,12 @@ export function renderMarkdown(doc: VsVllmDocument): string {
     "| workload | side | threads |",
     "| --- | --- | --- |",
   );
-  for (const w of doc.workloads) {
-    for (const side of ["vllm", "ours"] as const) {
+  lines.push(
+    ...sideRows(doc, (w, side) => {
       const shares = w.threads[side].filter((t) => t.usPerToken >= 0.05);
-      const cell = shares.map((t) => `${t.group} ${t.usPerToken.toFixed(1)}`).join(" · ") || "–";
-      lines.push(`| ${w.workload.title} | ${side === "vllm" ? "vLLM" : "ours"} | ${cell} |`);
-    }
-  }
+      return shares.map((t) => `${t.group} ${t.usPerToken.toFixed(1)}`).join(" · ") || "–";
+    }),
+  );
   lines.push("", "## Correctness (per round: same prompts on both sides)", "");
   for (const w of doc.workloads) {
     for (const [i, c] of w.correctness.entries()) {
