@@ -4,18 +4,27 @@ import { readdirSync, readFileSync } from "node:fs";
 /** Kernel clock ticks per second for /proc stat times (USER_HZ is 100 on Linux x86-64 and arm64). */
 const TICKS_PER_SECOND = 100;
 
-/** utime + stime in seconds from the text of /proc/<pid>/stat or /proc/<pid>/task/<tid>/stat. */
-export function parseStatCpuSeconds(stat: string): number {
-  // The command name (field 2) is in parentheses and may contain spaces: fields restart after the last ')'.
-  const rest = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-  // rest[0] is field 3 (state); utime and stime are fields 14 and 15.
-  return (Number(rest[11]) + Number(rest[12])) / TICKS_PER_SECOND;
+/**
+ * The fields of a /proc/<pid>/stat or /proc/<pid>/task/<tid>/stat line from field 3 (state) on: the command
+ * name (field 2) is in parentheses and may contain spaces, so the fields restart after the last ')'.
+ */
+export function statFields(stat: string): string[] {
+  return stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+}
+
+/** utime + stime (fields 14 and 15), seconds, from `statFields`. */
+export function cpuSecondsOf(fields: readonly string[]): number {
+  return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND;
 }
 
 /** stime alone (time in the kernel: system calls, page faults, softirqs run on the way), seconds. */
-export function parseStatSystemSeconds(stat: string): number {
-  const rest = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-  return Number(rest[12]) / TICKS_PER_SECOND;
+export function systemSecondsOf(fields: readonly string[]): number {
+  return Number(fields[12]) / TICKS_PER_SECOND;
+}
+
+/** utime + stime in seconds from the text of /proc/<pid>/stat or /proc/<pid>/task/<tid>/stat. */
+export function parseStatCpuSeconds(stat: string): number {
+  return cpuSecondsOf(statFields(stat));
 }
 
 function read(path: string): string | undefined {

@@ -1,7 +1,7 @@
 // Process CPU from /proc (Linux): the process table (pid → parent, CPU seconds of all its threads), process
 // trees, and the machine's busy time, so a run can say which process was near a core and what else ran.
 import { readdirSync, readFileSync } from "node:fs";
-import { parseStatCpuSeconds, parseStatSystemSeconds } from "../../cpu.js";
+import { cpuSecondsOf, parseStatCpuSeconds, statFields, systemSecondsOf } from "../../cpu.js";
 
 export interface ProcEntry {
   readonly ppid: number;
@@ -13,12 +13,12 @@ export interface ProcEntry {
 
 /** The parent pid and CPU seconds from the text of /proc/<pid>/stat (the command name may hold spaces and ')'). */
 export function parseStat(stat: string): ProcEntry {
-  const rest = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-  // rest[0] is field 3 (state), rest[1] field 4 (ppid).
+  const fields = statFields(stat);
+  // fields[0] is field 3 (state), fields[1] field 4 (ppid).
   return {
-    ppid: Number(rest[1]),
-    cpuSeconds: parseStatCpuSeconds(stat),
-    systemSeconds: parseStatSystemSeconds(stat),
+    ppid: Number(fields[1]),
+    cpuSeconds: cpuSecondsOf(fields),
+    systemSeconds: systemSecondsOf(fields),
   };
 }
 
