@@ -1,8 +1,13 @@
 // Scheduler stats and per-request timings, against the mock engine in a child process: the
 // mock plays vLLM's log_stats (Scheduler.make_stats every step, QUEUED/SCHEDULED events on outputs).
+
+import { fileURLToPath } from "node:url";
+import { Worker } from "node:worker_threads";
 import { afterEach, describe, expect, it } from "vitest";
 import type { SchedulerStats } from "../src/index.js";
 import { chatRequest, collect, connectToMockEngine, type Harness } from "./helpers.js";
+
+const fixture = (name: string) => fileURLToPath(new URL(`./fixtures/${name}`, import.meta.url));
 
 let harness: Harness | undefined;
 afterEach(async () => {
@@ -58,6 +63,55 @@ describe("scheduler stats per engine", () => {
     const again = await client.call({ ...chatRequest("after", 2), dataParallelRank: 0 });
     await collect(again);
     expect(seen.length).toBe(before);
+  });
+
+  it("gives every thread of a connection each step's stats once, whoever owns the step's outputs", async () => {
+    // A second thread on the connection (its own lane, as `serve --api-server-count`): a step's stats reach a
+    // thread that owns outputs of it inside that step's frames, and any other thread by the runtime's relay.
+    harness = await connectToMockEngine({ logStats: true, stepMs: 5 });
+    const { client } = harness;
+    const worker = new Worker(fixture("stats-worker.mjs"), {
+      workerData: { handle: client.handle },
+      // Plain Node resolution (built dist), not the test runner's source condition.
+      execArgv: [],
+    });
+    const exited = new Promise((resolve) => worker.once("exit", resolve));
+    const failed = new Promise<never>((_, reject) => worker.once("error", reject));
+    const next = <T>(t: string) =>
+      Promise.race([
+        failed,
+        new Promise<T>((resolve) => {
+          const on = (m: { t: string }) => {
+            if (m.t !== t) return;
+            worker.off("message", on);
+            resolve(m as T);
+          };
+          worker.on("message", on);
+        }),
+      ]);
+    try {
+      await next("ready");
+      const here: { engineIndex: number; stats: SchedulerStats }[] = [];
+      client.onSchedulerStats((engineIndex, stats) => here.push({ engineIndex, stats }));
+      // Steps whose outputs only this thread owns, then steps with outputs of both threads.
+      await collect(await client.call(chatRequest("only-here", 4)));
+      const ran = next("ran");
+      worker.postMessage({ t: "run", request: chatRequest("there", 3) });
+      await Promise.all([client.call(chatRequest("here-too", 5)).then(collect), ran]);
+      await until(() => here.at(-1)?.stats.numRunningReqs === 0, "this thread seeing the engine idle");
+      const report = next<{ seen: typeof here }>("report");
+      worker.postMessage({ t: "report" });
+      const there = (await report).seen;
+      expect(here.length).toBeGreaterThanOrEqual(4 + 5);
+      // The same steps' stats on both threads, in the same order, with the same figures; each once (the
+      // prefix-cache queries of the three prompts add up to their tokens, not to a multiple of them).
+      expect(there).toEqual(here);
+      const queries = here.reduce((sum, s) => sum + s.stats.prefixCacheStats.queries, 0);
+      expect(queries).toBe(4 + 4 + 4);
+    } finally {
+      await worker.terminate();
+      await exited;
+    }
   });
 
   it("counts stats-only messages (an engine busy with other frontends' requests)", async () => {

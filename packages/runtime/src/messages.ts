@@ -162,10 +162,14 @@ export type ToThread =
    * thread decodes it and delivers its own requests' outputs. `slots[i]` is the receiving thread's slot
    * of the request of output `i`, then of each `finished_requests` entry, -1 where it is not that
    * thread's. `seq` and `senders` (the engines of the socket it came on) only serve to report it back if
-   * it cannot be decoded.
+   * it cannot be decoded. The step's SchedulerStats, when it carries them, reach the thread in its own
+   * decode of these frames: it gets no "stats" message for them (nor does it need one).
    */
   | { t: "frames"; seq: number; senders: readonly number[]; frames: Uint8Array[]; slots: Int32Array }
-  /** An engine's SchedulerStats (packed with packArgs), to every thread of the connection. */
+  /**
+   * An engine's SchedulerStats (packed with packArgs), to every thread of the connection that does not
+   * receive them inside a "frames" message of the same step.
+   */
   | { t: "stats"; engineIndex: number; stats: SchedulerStats }
   /** These requests of the thread ended without a final output: failed (engine dead …) or aborted. */
   | { t: "ended"; requests: RequestRef[]; error: SerializedError | null }

@@ -238,7 +238,7 @@ export class ThreadConnection implements RuntimeConnection, LaneOwner {
         this.#onFrames(event);
         return;
       case "stats":
-        this.#statsListeners.emit(event.engineIndex, event.stats);
+        this.#statsListeners.emitPacked(event.engineIndex, event.stats);
         return;
       case "ended": {
         const error = event.error === null ? undefined : deserializeError(event.error);
@@ -278,7 +278,12 @@ export class ThreadConnection implements RuntimeConnection, LaneOwner {
       this.#undecodable(event, error);
       return;
     }
-    if (decoded.kind === "outputs") this.#deliver(decoded.outputs, event.slots);
+    if (decoded.kind !== "outputs") return;
+    const { engineIndex, schedulerStats } = decoded.outputs;
+    // The step's stats come in its frames (the runtime sends them alone only to threads that get none),
+    // and before its outputs, as vLLM's output handler records them.
+    if (schedulerStats !== null) this.#statsListeners.emitDecoded(engineIndex, schedulerStats);
+    this.#deliver(decoded.outputs, event.slots);
   }
 
   #deliver(step: EngineCoreOutputs, slots: Int32Array): void {

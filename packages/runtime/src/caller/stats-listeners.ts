@@ -1,5 +1,6 @@
-// The scheduler-stats listeners of one thread's connection: the runtime relays every engine's SchedulerStats
-// (runtime-thread/stats-relay.ts) and this thread hands them, unpacked, to each listener.
+// The scheduler-stats listeners of one thread's connection. An engine's SchedulerStats reach this thread in
+// its own decode of a step's frames, or, when the step sent it no frames (or the stats came alone), relayed by
+// the runtime (runtime-thread/connection.ts onSchedulerStats); either way each listener gets them once.
 import type { SchedulerStats } from "@vllm-engine-core/protocol";
 import { unpackArgs } from "../cloneable.js";
 
@@ -13,10 +14,15 @@ export class SchedulerStatsListeners {
     return () => this.#listeners.delete(listener);
   }
 
-  /** `packed`: the relayed stats (packArgs form). A throwing listener does not stop the others. */
-  emit(engineIndex: number, packed: SchedulerStats): void {
+  /** `packed`: stats relayed alone by the runtime (packArgs form). */
+  emitPacked(engineIndex: number, packed: SchedulerStats): void {
     if (this.#listeners.size === 0) return;
-    const stats = unpackArgs(packed) as SchedulerStats;
+    this.emitDecoded(engineIndex, unpackArgs(packed) as SchedulerStats);
+  }
+
+  /** Stats this thread decoded itself (a step's frames). A throwing listener does not stop the others. */
+  emitDecoded(engineIndex: number, stats: SchedulerStats): void {
+    if (this.#listeners.size === 0) return;
     for (const listener of [...this.#listeners]) {
       try {
         listener(engineIndex, stats);

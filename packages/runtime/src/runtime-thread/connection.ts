@@ -233,14 +233,21 @@ export class ConnectionService implements EngineOutputSink, RoutedConnection {
     if (outputs.schedulerStats !== null) this.onSchedulerStats(outputs.engineIndex, outputs.schedulerStats);
   }
 
-  /** Routing load, and the stats every thread of the connection sees (vLLM sends them to one client). */
-  onSchedulerStats(engineIndex: number, stats: SchedulerStats): void {
+  /**
+   * Routing load, and the stats every thread of the connection sees (vLLM sends them to one client).
+   * `informed`: threads that read these stats in their own decode of the step's frames (OutputRouter).
+   */
+  onSchedulerStats(engineIndex: number, stats: SchedulerStats, informed?: ReadonlySet<ThreadLane>): void {
     const engine = this.#engines.get(engineIndex);
     if (engine === undefined) return;
     recordReportedLoad(engine, stats);
-    // The opaque sub-structures (kv_connector_stats, perf_stats, ...) may hold Float64/MsgpackExt.
-    const packed = packArgs(stats) as SchedulerStats;
-    for (const lane of this.#lanes) lane.post({ t: "stats", engineIndex, stats: packed });
+    let packed: SchedulerStats | undefined;
+    for (const lane of this.#lanes) {
+      if (informed?.has(lane)) continue;
+      // The opaque sub-structures (kv_connector_stats, perf_stats, ...) may hold Float64/MsgpackExt.
+      packed ??= packArgs(stats) as SchedulerStats;
+      lane.post({ t: "stats", engineIndex, stats: packed });
+    }
   }
 
   onEngineDead(engineIndex: number | null, reason: string): void {

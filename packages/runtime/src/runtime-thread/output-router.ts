@@ -1,6 +1,6 @@
 // Where each engine output message goes. A step's request outputs are routed by their request ids alone
 // (read from the bytes, readOutputRoute) and forwarded as raw frames to the thread(s) that own them, which
-// decode them once, where they are consumed. Anything else (a utility reply, a wave notice, stats alone, a
+// decode them once, where they are consumed (their scheduler stats included). Anything else (a utility reply, a wave notice, stats alone, a
 // mixed shape, or outputs no live request owns) is consumed on the runtime thread, so it is decoded here.
 import {
   decodeOutputMessage,
@@ -22,8 +22,11 @@ export interface RoutedConnection {
   readonly diag: OutputDiagnostics;
   /** A message consumed on the runtime thread (its utility reply, its stats). */
   consume(outputs: EngineCoreOutputs): void;
-  /** Stats that rode on a routed step (read alone from the frame). */
-  onSchedulerStats(engineIndex: number, stats: SchedulerStats): void;
+  /**
+   * Stats that rode on a routed step (read alone from the frame). `informed`: the threads the step's frames
+   * went to, which read the stats in their own decode of them.
+   */
+  onSchedulerStats(engineIndex: number, stats: SchedulerStats, informed?: ReadonlySet<ThreadLane>): void;
   onBadMessage(error: ProtocolError, frames: readonly Uint8Array[], senders: readonly number[]): void;
 }
 
@@ -47,16 +50,18 @@ export class OutputRouter {
       this.#consumeHere(frames, senders);
       return;
     }
-    if (route.hasSchedulerStats) this.#readStepStats(route, frames[0]!);
-    if (!this.#forward(route, frames, senders)) this.#consumeHere(frames, senders);
+    const owners = this.#forward(route, frames, senders);
+    // Consumed here, the message's stats are handed on by the connection's consume, once.
+    if (owners === null) this.#consumeHere(frames, senders);
+    else if (route.hasSchedulerStats) this.#readStepStats(route, frames[0]!, owners);
   }
 
   /**
    * Routes a step's request outputs by id: the requests the step finishes (an output with a finish reason,
    * or `finished_requests`) end here, and the frames go to each thread that owns one of them. False when no
-   * live request owns anything in it.
+   * live request owns anything in it; else the threads the frames went to.
    */
-  #forward(route: OutputRoute, frames: Buffer[], senders: readonly number[]): boolean {
+  #forward(route: OutputRoute, frames: Buffer[], senders: readonly number[]): ReadonlySet<ThreadLane> | null {
     const { requests, diag } = this.#connection;
     const { outputCount: n, outputFinished, requestIdKeys: keys } = route;
     const finished = route.finishedRequests;
@@ -102,7 +107,7 @@ export class OutputRouter {
         slotsOf(request.lane)[n + j] = request.slot;
       }
     }
-    if (owner === undefined) return false;
+    if (owner === undefined) return null;
     if (strays !== undefined) {
       const engineIndex = route.engineIndex ?? senders[0] ?? -1;
       for (const i of strays) {
@@ -115,15 +120,17 @@ export class OutputRouter {
     // would drag its whole pooled backing store along. `seq` names the message if an owner cannot decode it.
     const seq = ++this.#forwarded;
     const owned = frames.map(ownedFrame);
+    const owners = new Set<ThreadLane>([owner]);
     owner.post({ t: "frames", seq, senders, frames: owned, slots: slots! }, [slots!.buffer as ArrayBuffer]);
     if (others !== undefined) {
       for (const [lane, theirs] of others) {
+        owners.add(lane);
         lane.post({ t: "frames", seq, senders, frames: owned, slots: theirs }, [
           theirs.buffer as ArrayBuffer,
         ]);
       }
     }
-    return true;
+    return owners;
   }
 
   /** Decodes and consumes a message that no other thread receives. */
@@ -150,18 +157,19 @@ export class OutputRouter {
   }
 
   /**
-   * The stats of a routed step, decoded alone from where the routing read found them. A bad stats field is
-   * left to the owner threads, whose full decode reports the message back to be judged like any
-   * undecodable one.
+   * The stats of a routed step, decoded alone from where the routing read found them, for this thread's
+   * routing load and for the threads that got no frames of the step (`owners` read them in their own full
+   * decode, which they do anyway: no second copy crosses to them). A bad stats field is left to the owner
+   * threads, whose full decode reports the message back to be judged like any undecodable one.
    */
-  #readStepStats(route: OutputRoute, main: Buffer): void {
+  #readStepStats(route: OutputRoute, main: Buffer, owners: ReadonlySet<ThreadLane>): void {
     let stats: SchedulerStats | null;
     try {
       stats = readSchedulerStats(main, route);
     } catch {
       return;
     }
-    if (stats !== null) this.#connection.onSchedulerStats(route.engineIndex ?? 0, stats);
+    if (stats !== null) this.#connection.onSchedulerStats(route.engineIndex ?? 0, stats, owners);
   }
 }
 
