@@ -1,7 +1,8 @@
 // Where each engine output message goes. A step's request outputs are routed by their request ids alone
 // (read from the bytes, readOutputRoute) and forwarded as raw frames to the thread(s) that own them, which
-// decode them once, where they are consumed (their scheduler stats included). Anything else (a utility reply, a wave notice, stats alone, a
-// mixed shape, or outputs no live request owns) is consumed on the runtime thread, so it is decoded here.
+// decode them once, where they are consumed (the step's scheduler stats included). Anything else (a utility
+// reply, a wave notice, stats alone, a mixed shape, or outputs no live request owns) is consumed on the
+// runtime thread, so it is decoded here.
 import {
   decodeOutputMessage,
   type EngineCoreOutputs,
@@ -58,8 +59,8 @@ export class OutputRouter {
 
   /**
    * Routes a step's request outputs by id: the requests the step finishes (an output with a finish reason,
-   * or `finished_requests`) end here, and the frames go to each thread that owns one of them. False when no
-   * live request owns anything in it; else the threads the frames went to.
+   * or `finished_requests`) end here, and the frames go to each thread that owns one of them. Returns the
+   * threads the frames went to, or null when no live request owns anything in it.
    */
   #forward(route: OutputRoute, frames: Buffer[], senders: readonly number[]): ReadonlySet<ThreadLane> | null {
     const { requests, diag } = this.#connection;
