@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import {
   type MockEngineOptions,
   type MockEngineProcess,
@@ -12,6 +13,11 @@ import {
   type EngineCoreClientConfig,
   type EngineCoreOutput,
 } from "../src/index.js";
+
+/** The path of a test fixture (`test/fixtures/<name>`), e.g. a worker thread's script. */
+export function fixture(name: string): string {
+  return fileURLToPath(new URL(`./fixtures/${name}`, import.meta.url));
+}
 
 export function ipcAddress(tag: string): string {
   return `ipc://${join(tmpdir(), `vec-client-${tag}-${randomUUID().slice(0, 8)}.sock`)}`;

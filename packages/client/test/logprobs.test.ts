@@ -7,7 +7,6 @@
 // Buffers itself and posts the decoded objects (packages/runtime/src/runtime-thread/connection.ts), the path
 // that delivered garbage for unaligned inline tensors before 416f819. Steps that concern one thread only
 // take the forwarded-frames path.
-import { fileURLToPath } from "node:url";
 import { Worker } from "node:worker_threads";
 import {
   expectedTokens,
@@ -21,9 +20,8 @@ import {
 import type { LogprobsLists, LogprobsTensors, Tensor } from "@vllm-engine-core/protocol";
 import { afterEach, describe, expect, it } from "vitest";
 import type { CallRequest, EngineCoreClient, EngineCoreOutput } from "../src/index.js";
-import { connectToMockEngine, type Harness } from "./helpers.js";
+import { connectToMockEngine, fixture, type Harness } from "./helpers.js";
 
-const fixture = (name: string) => fileURLToPath(new URL(`./fixtures/${name}`, import.meta.url));
 const V = MOCK_VOCAB_SIZE;
 /** Far more steps than the main thread's requests need; the test stops these streams itself. */
 const OPEN_MAX_TOKENS = 4000;

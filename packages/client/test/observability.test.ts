@@ -1,13 +1,9 @@
 // Scheduler stats and per-request timings, against the mock engine in a child process: the
 // mock plays vLLM's log_stats (Scheduler.make_stats every step, QUEUED/SCHEDULED events on outputs).
-
-import { fileURLToPath } from "node:url";
 import { Worker } from "node:worker_threads";
 import { afterEach, describe, expect, it } from "vitest";
 import type { SchedulerStats } from "../src/index.js";
-import { chatRequest, collect, connectToMockEngine, type Harness } from "./helpers.js";
-
-const fixture = (name: string) => fileURLToPath(new URL(`./fixtures/${name}`, import.meta.url));
+import { chatRequest, collect, connectToMockEngine, fixture, type Harness } from "./helpers.js";
 
 let harness: Harness | undefined;
 afterEach(async () => {

@@ -1,12 +1,9 @@
 import { spawn } from "node:child_process";
-import { fileURLToPath } from "node:url";
 import { Worker } from "node:worker_threads";
 import { expectedTokens, removeStaleIpcFiles } from "@vllm-engine-core/mock-engine";
 import { afterEach, describe, expect, it } from "vitest";
 import { FinishReason } from "../src/index.js";
-import { chatRequest, collect, connectToMockEngine, type Harness, ipcAddress } from "./helpers.js";
-
-const fixture = (name: string) => fileURLToPath(new URL(`./fixtures/${name}`, import.meta.url));
+import { chatRequest, collect, connectToMockEngine, fixture, type Harness, ipcAddress } from "./helpers.js";
 
 let harness: Harness | undefined;
 afterEach(async () => {
