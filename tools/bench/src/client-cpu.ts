@@ -2,6 +2,7 @@
 // the mock engine in a child process with log_stats on, as the vs-vllm engines run: scheduler stats ride on
 // every step. A small, quiet figure for A/B runs of runtime changes (the vs-vllm bench spreads by ±15 %).
 // Run: node tools/bench/dist/client-cpu.js [streams=64] [stepMs=10] [windowMs=8000]; prints one JSON line.
+import { setTimeout as sleep } from "node:timers/promises";
 import { EngineCoreClient } from "@vllm-engine-core/client";
 import { startMockEngine } from "@vllm-engine-core/mock-engine";
 import { freeTcpPort } from "@vllm-engine-core/probe";
@@ -32,7 +33,6 @@ async function stream(): Promise<void> {
   }
 }
 const running = Array.from({ length: streams }, stream);
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 try {
   await sleep(WARMUP_MS);
   const [tokens0, cpu0] = [tokens, process.cpuUsage()];
