@@ -22,6 +22,17 @@ export function systemSecondsOf(fields: readonly string[]): number {
   return Number(fields[12]) / TICKS_PER_SECOND;
 }
 
+/**
+ * utime and stime, seconds, of one thread of this process (`tid`: the main thread's is the pid), or undefined
+ * off Linux or once the thread is gone.
+ */
+export function threadTimes(tid: number): { user: number; system: number } | undefined {
+  const stat = read(`/proc/self/task/${tid}/stat`);
+  if (stat === undefined) return undefined;
+  const fields = statFields(stat);
+  return { user: Number(fields[11]) / TICKS_PER_SECOND, system: systemSecondsOf(fields) };
+}
+
 /** utime + stime in seconds from the text of /proc/<pid>/stat or /proc/<pid>/task/<tid>/stat. */
 export function parseStatCpuSeconds(stat: string): number {
   return cpuSecondsOf(statFields(stat));

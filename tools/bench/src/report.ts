@@ -7,6 +7,7 @@ import type {
   LatencyResult,
   OpenStreamsMemory,
   ServerBenchResult,
+  ServerCpu,
   SlowReaderMemory,
   ThroughputResult,
 } from "./types.js";
@@ -336,9 +337,27 @@ export function serverGoals(r: ServerBenchResult): GoalRow[] {
       "≤ 1 ms",
       fmtMs(r.added.p50),
       1 / r.added.p50,
-      `server p50 ${fmtMs(r.server.delay.p50)} − bare client p50 ${fmtMs(r.bare.delay.p50)}`,
+      `server p50 ${fmtMs(r.server.delay.p50)} − bare client p50 ${fmtMs(r.bare.delay.p50)}` +
+        medianWriteFloor(r),
     ),
   ];
+}
+
+/**
+ * A floor under the added p50 on one event-loop thread: a step's tokens are written one after another (one
+ * `write` each), so the median token waits for about half a step's writes, and their kernel time alone is
+ * streams / 2 × the thread's kernel µs per token, whatever the JavaScript costs.
+ */
+export function medianWriteFloorMs(r: ServerBenchResult): number | undefined {
+  const kernel = r.server.cpu.eventLoop?.kernelUsPerToken;
+  return kernel === undefined ? undefined : ((r.streams / 2) * kernel) / 1000;
+}
+
+function medianWriteFloor(r: ServerBenchResult): string {
+  const floor = medianWriteFloorMs(r);
+  if (floor === undefined) return "";
+  const kernel = r.server.cpu.eventLoop!.kernelUsPerToken;
+  return `; floor on one thread: ${r.streams / 2} writes before the median token × ${kernel.toFixed(1)} µs of kernel time each = ${fmtMs(floor)}`;
 }
 
 function table(header: string[], rows: string[][]): string {
@@ -701,6 +720,8 @@ export function renderSlowReader(slow: SlowReaderMemory): string[] {
 }
 
 const fmtUsTok = (us: number | undefined) => (us === undefined ? "n/a" : `${us.toFixed(1)} µs`);
+const fmtUserKernel = (t: ServerCpu["eventLoop"]) =>
+  t === undefined ? "n/a" : `${fmtUsTok(t.userUsPerToken)} + ${fmtUsTok(t.kernelUsPerToken)}`;
 
 /** Section 6: the OpenAI-compatible server next to the bare client, the detokenizer, the long prompt. */
 export function renderServer(r: ServerBenchResult): string[] {
@@ -737,6 +758,7 @@ export function renderServer(r: ServerBenchResult): string[] {
           fmtUsTok(r.bare.cpu.frontendUsPerToken),
           fmtUsTok(r.server.cpu.frontendUsPerToken),
         ),
+        row("of it the event loop's thread, user + kernel", "", fmtUserKernel(r.server.cpu.eventLoop)),
         row("engine process CPU", fmtCpu(r.bare.cpu.engine), fmtCpu(r.server.cpu.engine)),
         row(
           "window, deliveries / SSE events",

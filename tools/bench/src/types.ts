@@ -93,6 +93,12 @@ export interface ServerCpu {
   loadGenerator?: number | undefined;
   /** Frontend process CPU time per delivered token, µs. */
   frontendUsPerToken: number | undefined;
+  /**
+   * The event loop's thread alone (the main thread: HTTP, text, SSE writes), µs per delivered token, split
+   * into user time and kernel time (server phase; the kernel's share is mostly the one loopback write per
+   * SSE event, which delivers the bytes to the reader inside the write).
+   */
+  eventLoop?: { userUsPerToken: number; kernelUsPerToken: number } | undefined;
 }
 
 /** One interval of the long-prompt phase: the other streams while it ran (or the baseline before). */

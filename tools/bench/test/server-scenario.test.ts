@@ -6,7 +6,7 @@ import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
-import { renderServer, serverGoals } from "../src/report.js";
+import { medianWriteFloorMs, renderServer, serverGoals } from "../src/report.js";
 import type { ServerBenchResult } from "../src/types.js";
 
 const scenarioMain = fileURLToPath(new URL("../dist/scenario-main.js", import.meta.url));
@@ -48,6 +48,13 @@ describe("server scenario", () => {
     expect(r.server.delay.min).toBeGreaterThan(0); // the SSE byte arrives after the engine sent the output
     expect(r.server.delay.p50).toBeLessThanOrEqual(r.server.delay.p99);
     expect(r.added.p50).toBeCloseTo(r.server.delay.p50 - r.bare.delay.p50, 6);
+    // The event loop's thread: a part of the process's CPU per token (the kernel's share is the writes').
+    const loop = r.server.cpu.eventLoop!;
+    expect(loop.userUsPerToken).toBeGreaterThan(0);
+    expect(loop.kernelUsPerToken).toBeGreaterThanOrEqual(0);
+    expect(loop.userUsPerToken + loop.kernelUsPerToken).toBeLessThanOrEqual(
+      r.server.cpu.frontendUsPerToken! * 1.5,
+    );
 
     expect(r.detokenize.tokens).toBe(2000);
     expect(r.detokenize.proseNsPerToken).toBeGreaterThan(0);
@@ -73,10 +80,14 @@ describe("server scenario", () => {
     const goals = serverGoals(r);
     expect(goals.map((g) => g.target)).toEqual(["≥ 0.5×", "≤ 1 ms"]);
     expect(goals.every((g) => g.ratio !== null)).toBe(true);
+    // The added-latency row names its floor: half the streams' writes at the measured kernel time each.
+    expect(medianWriteFloorMs(r)).toBeCloseTo((2 * loop.kernelUsPerToken) / 1000, 9);
+    expect(goals[1]!.note).toContain("floor on one thread: 2 writes before the median token");
     const md = renderServer(r).join("\n");
     expect(md).toContain("## 6. Server");
     expect(md).toContain("POST /tokenize");
     expect(md).toContain("frontend CPU per token");
+    expect(md).toContain("of it the event loop's thread, user + kernel");
     // Every row of the long-prompt table has as many cells as its header.
     const longTable = md
       .split("\n")

@@ -17,7 +17,7 @@ import { EngineCoreClient } from "@vllm-engine-core/client";
 import { freeTcpPort, monotonicNowMs, type Summary, startProbeEngine } from "@vllm-engine-core/probe";
 import { createServer } from "@vllm-engine-core/server";
 import { IncrementalDetokenizer, Tokenizer } from "@vllm-engine-core/text";
-import { cpuAvailable, sampleCpu } from "../cpu.js";
+import { cpuAvailable, sampleCpu, threadTimes } from "../cpu.js";
 import { LogHistogram } from "../histogram.js";
 import { interEventGaps, sseDelays } from "../server/join.js";
 import type { FromLoad, StreamRecord, ToLoad } from "../server/load-protocol.js";
@@ -114,6 +114,21 @@ function cpuWindow(pids: Record<string, number>) {
 
 function cpuPerToken(util: number | undefined, tokensPerSec: number): number | undefined {
   return util === undefined || tokensPerSec <= 0 ? undefined : (util / tokensPerSec) * 1e6;
+}
+
+/** The event loop thread's user and kernel time between two samples, µs per token at `tokensPerSec`. */
+function eventLoopPerToken(
+  a: { at: number; times: { user: number; system: number } | undefined },
+  b: { at: number; times: { user: number; system: number } | undefined },
+  tokensPerSec: number,
+): ServerCpu["eventLoop"] {
+  const seconds = (b.at - a.at) / 1000;
+  if (a.times === undefined || b.times === undefined || seconds <= 0 || tokensPerSec <= 0) return undefined;
+  const usPerToken = (busy: number) => (busy / seconds / tokensPerSec) * 1e6;
+  return {
+    userUsPerToken: usPerToken(b.times.user - a.times.user),
+    kernelUsPerToken: usPerToken(b.times.system - a.times.system),
+  };
 }
 
 /** ns per token of vLLM's incremental detokenizer (one token per engine output), best of 3. */
@@ -242,6 +257,7 @@ export async function serverBench(o: ServerBenchOptions): Promise<ServerBenchRes
     await load.expect("flowing");
     await sleep(o.warmupMs);
     const serverCpu = cpuWindow({ server: process.pid, engine: engine.pid, loadGenerator: load.pid });
+    const eventLoop0 = { at: performance.now(), times: threadTimes(process.pid) };
     stamped.recording = true;
     load.send({ type: "record-start" });
     t0 = performance.now();
@@ -250,6 +266,7 @@ export async function serverBench(o: ServerBenchOptions): Promise<ServerBenchRes
     const window = await load.expect("records");
     const serverWindowMs = performance.now() - t0;
     const serverUtil = serverCpu();
+    const eventLoop1 = { at: performance.now(), times: threadTimes(process.pid) };
     stamped.recording = false;
     const joined = sseDelays(window.streams, stamped.stamps);
     stamped.reset();
@@ -271,6 +288,7 @@ export async function serverBench(o: ServerBenchOptions): Promise<ServerBenchRes
       engine: serverUtil?.engine,
       loadGenerator: serverUtil?.loadGenerator,
       frontendUsPerToken: cpuPerToken(serverUtil?.server, serverRate),
+      eventLoop: eventLoopPerToken(eventLoop0, eventLoop1, serverRate),
     };
     const serverDelay = summary(joined.delay);
     const bareSummary = summary(bareDelay);
