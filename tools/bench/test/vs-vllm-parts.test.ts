@@ -108,9 +108,10 @@ describe("benchArgv", () => {
 });
 
 describe("workloads", () => {
-  it("has the five workloads; quick keeps the concurrency and shortens the run; unknown names throw", () => {
+  it("has the six workloads; quick keeps the concurrency and shortens the run; unknown names throw", () => {
     const full = selectWorkloads({ quick: false });
     expect(full.map((w) => [w.name, w.streams, w.inputLen, w.outputLen, w.stepMs])).toEqual([
+      ["completions-8", 8, 128, 128, 10],
       ["completions-64", 64, 128, 128, 10],
       ["completions-256", 256, 128, 128, 10],
       ["chat-256", 256, 128, 128, 10],
@@ -122,7 +123,9 @@ describe("workloads", () => {
     expect(quick.every((w, i) => w.prompts < full[i]!.prompts && w.outputLen < full[i]!.outputLen)).toBe(
       true,
     );
-    expect(() => selectWorkloads({ quick: false, only: ["nope"] })).toThrow(/known: completions-64/);
+    expect(() => selectWorkloads({ quick: false, only: ["nope"] })).toThrow(
+      /known: completions-8, completions-64/,
+    );
   });
 });
 

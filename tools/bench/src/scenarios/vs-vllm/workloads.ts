@@ -1,6 +1,7 @@
-// The workloads of the side-by-side (moderate and high concurrency, chat, long prompts, saturation): random
-// prompts, `--ignore-eos`, streaming, one engine per side with max_num_seqs 256 and a 10 ms step, then step 0
-// with 512 streams for saturation.
+// The workloads of the side-by-side (low, moderate and high concurrency, chat, long prompts, saturation):
+// random prompts, `--ignore-eos`, streaming, one engine per side with max_num_seqs 256 and a 10 ms step, then
+// step 0 with 512 streams for saturation. Low concurrency is where each engine step's fixed cost (thread
+// wake-ups, one message decoded) is shared by the fewest tokens.
 
 export type Endpoint = "completions" | "chat";
 
@@ -29,6 +30,16 @@ export const ENGINE = {
 } as const;
 
 const FULL: readonly Workload[] = [
+  {
+    name: "completions-8",
+    title: "completions, 8 streams",
+    endpoint: "completions",
+    streams: 8,
+    prompts: 64,
+    inputLen: 128,
+    outputLen: 128,
+    stepMs: 10,
+  },
   {
     name: "completions-64",
     title: "completions, 64 streams",
@@ -87,7 +98,7 @@ function quick(w: Workload): Workload {
 }
 
 /**
- * The workloads to run: all five (full or quick), or those named in `only` (ids, comma-separated in
+ * The workloads to run: all six (full or quick), or those named in `only` (ids, comma-separated in
  * VS_VLLM_WORKLOADS). An unknown name throws, listing the known ones.
  */
 export function selectWorkloads(options: {
