@@ -172,6 +172,11 @@ export class StructCodec<V, I> implements Codec<V, I> {
   private readonly pinned: LayoutRuntime;
   /** Specialized decoder for array structs generated from the field table (see compileArrayDecoder). */
   private readonly compiled: CompiledDecoder | undefined;
+  /**
+   * Map structs: per sender era (the newest `since` rank among the keys it wrote), the object builder of
+   * that era's key set (see compileMapBuilder); built on first use, null where code generation is off.
+   */
+  private readonly mapBuilders: (MapBuilder | null | undefined)[] = [];
 
   /** Mirrors the struct's `__post_init__` checks (msgspec runs them on decode); returns a problem or undefined. */
   readonly validate: ((view: Record<string, unknown>) => string | undefined) | undefined;
@@ -287,9 +292,11 @@ export class StructCodec<V, I> implements Codec<V, I> {
     let expect = 0;
     for (let k = 0; k < n; k++) {
       if (!r.isStr()) fail(`expected str keys in ${this.name}, got ${describeNext(r)}`);
-      const key = r.str();
-      // Keys usually come in declaration order: check the expected slot before the map lookup.
-      const idx = expect < fields.length && fields[expect]!.wire === key ? expect : this.byWire.get(key);
+      // Keys usually come in declaration order: read the key as the expected slot's name (no new string
+      // when it is), then fall back to the map lookup.
+      const expected = expect < fields.length ? fields[expect]!.wire : undefined;
+      const key = expected === undefined ? r.str() : r.knownStr(expected);
+      const idx = key === expected ? expect : this.byWire.get(key);
       if (idx === undefined) {
         r.skip();
         continue;
@@ -303,6 +310,21 @@ export class StructCodec<V, I> implements Codec<V, I> {
       seen[idx] = 1;
       if (sinceRank[idx]! > era) era = sinceRank[idx]!;
     }
+    if (this.kind === "map") {
+      const build = this.mapBuilder(era);
+      if (build !== null) {
+        // The era's keys, each seen or defaulted: one object literal of a fixed shape (the generic loop
+        // below adds them one by one, a megamorphic store and a hidden-class transition each).
+        for (let i = 0; i < fields.length; i++) {
+          if (seen[i] === 1 || sinceRank[i]! > era) continue;
+          const f = fields[i]!;
+          if (f.required)
+            throw withSegment(new WireFault(`missing required field "${f.wire}"`), `.${f.wire}`);
+          values[i] = f.default!();
+        }
+        return build(values);
+      }
+    }
     const out: Record<string, unknown> = {};
     for (let i = 0; i < fields.length; i++) {
       const f = fields[i]!;
@@ -313,6 +335,17 @@ export class StructCodec<V, I> implements Codec<V, I> {
       else out[f.key] = f.default!();
     }
     return out;
+  }
+
+  /** The builder for a map sent by a sender of `era` (see mapBuilders), or null without code generation. */
+  private mapBuilder(era: number): MapBuilder | null {
+    let build = this.mapBuilders[era];
+    if (build === undefined) {
+      const keys = this.allFields.flatMap((f, i) => (this.sinceRank[i]! <= era ? [[f.key, i] as const] : []));
+      build = compileMapBuilder(`${this.name}_${era}`, keys);
+      this.mapBuilders[era] = build;
+    }
+    return build;
   }
 
   private encodeArray(
@@ -574,6 +607,23 @@ function compileArrayDecoder(
     );
   } catch {
     return undefined;
+  }
+}
+
+type MapBuilder = (values: readonly unknown[]) => Record<string, unknown>;
+
+/**
+ * Generate `values => ({ key: values[i], ... })` for the given keys, in declaration order: the object the
+ * generic loop of decodeMap builds key by key, as one literal (one hidden class per struct and era). Returns
+ * null where code generation is disabled.
+ */
+function compileMapBuilder(name: string, keys: readonly (readonly [string, number])[]): MapBuilder | null {
+  const body = keys.map(([key, i]) => `${JSON.stringify(key)}: v[${i}]`).join(", ");
+  const fnName = `build${name.replace(/[^A-Za-z0-9_]/g, "")}`;
+  try {
+    return new Function(`return function ${fnName}(v) { return { ${body} }; };`)() as MapBuilder;
+  } catch {
+    return null;
   }
 }
 
