@@ -310,30 +310,23 @@ export class StructCodec<V, I> implements Codec<V, I> {
       seen[idx] = 1;
       if (sinceRank[idx]! > era) era = sinceRank[idx]!;
     }
+    // A map struct has every field its sender's era knows: the ones not written take their defaults (a
+    // sparse struct has exactly the keys written).
     if (this.kind === "map") {
-      const build = this.mapBuilder(era);
-      if (build !== null) {
-        // The era's keys, each seen or defaulted: one object literal of a fixed shape (the generic loop
-        // below adds them one by one, a megamorphic store and a hidden-class transition each).
-        for (let i = 0; i < fields.length; i++) {
-          if (seen[i] === 1 || sinceRank[i]! > era) continue;
-          const f = fields[i]!;
-          if (f.required)
-            throw withSegment(new WireFault(`missing required field "${f.wire}"`), `.${f.wire}`);
-          values[i] = f.default!();
-        }
-        return build(values);
+      for (let i = 0; i < fields.length; i++) {
+        if (seen[i] === 1 || sinceRank[i]! > era) continue;
+        const f = fields[i]!;
+        if (f.required) throw withSegment(new WireFault(`missing required field "${f.wire}"`), `.${f.wire}`);
+        values[i] = f.default!();
+        seen[i] = 1;
       }
+      // One object literal of a fixed shape per era; key by key below, each key is a megamorphic store and
+      // a hidden-class transition.
+      const build = this.mapBuilder(era);
+      if (build !== null) return build(values);
     }
     const out: Record<string, unknown> = {};
-    for (let i = 0; i < fields.length; i++) {
-      const f = fields[i]!;
-      if (seen[i] === 1) out[f.key] = values[i];
-      else if (this.kind === "sparse" || sinceRank[i]! > era) continue;
-      else if (f.required)
-        throw withSegment(new WireFault(`missing required field "${f.wire}"`), `.${f.wire}`);
-      else out[f.key] = f.default!();
-    }
+    for (let i = 0; i < fields.length; i++) if (seen[i] === 1) out[fields[i]!.key] = values[i];
     return out;
   }
 
