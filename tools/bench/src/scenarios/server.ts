@@ -124,10 +124,10 @@ function eventLoopPerToken(
 ): ServerCpu["eventLoop"] {
   const seconds = (b.at - a.at) / 1000;
   if (a.times === undefined || b.times === undefined || seconds <= 0 || tokensPerSec <= 0) return undefined;
-  const usPerToken = (busy: number) => (busy / seconds / tokensPerSec) * 1e6;
+  // cpuPerToken's arithmetic, on this thread's busy share of the window (defined: tokensPerSec > 0).
   return {
-    userUsPerToken: usPerToken(b.times.user - a.times.user),
-    kernelUsPerToken: usPerToken(b.times.system - a.times.system),
+    userUsPerToken: cpuPerToken((b.times.user - a.times.user) / seconds, tokensPerSec)!,
+    kernelUsPerToken: cpuPerToken((b.times.system - a.times.system) / seconds, tokensPerSec)!,
   };
 }
 
